@@ -1,0 +1,256 @@
+#include "admission/admission_review.h"
+
+#include <algorithm>
+
+namespace karta {
+namespace {
+
+// Reads an optional string member; a present non-string is an error naming the field.
+bool read_string(const json& object, const char* key, const std::string& where, std::string& out, std::string& error,
+                 bool required = false) {
+  auto it = object.find(key);
+  if (it == object.end() || it->is_null()) {
+    if (required) error = where + "." + key + ": is required";
+    return !required;
+  }
+  if (!it->is_string()) {
+    error = where + "." + key + ": must be a string, not " + it->type_name();
+    return false;
+  }
+  out = it->get<std::string>();
+  return true;
+}
+
+const json* read_object(const json& object, const char* key, const std::string& where, std::string& error) {
+  auto it = object.find(key);
+  if (it == object.end() || it->is_null()) return nullptr;
+  if (!it->is_object()) {
+    error = where + "." + key + ": must be an object, not " + it->type_name();
+    return nullptr;
+  }
+  return &*it;
+}
+
+}  // namespace
+
+int json_nesting_depth(std::string_view text, int limit) {
+  int depth = 0;
+  int deepest = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+    } else if (c == '{' || c == '[') {
+      deepest = std::max(deepest, ++depth);
+      if (deepest > limit) return deepest;
+    } else if (c == '}' || c == ']') {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
+ReviewDecoding decode_admission_review(std::string_view body) {
+  ReviewDecoding result;
+  if (body.empty()) {
+    result.error = "empty body: expected an admission.k8s.io/v1 AdmissionReview";
+    return result;
+  }
+  if (json_nesting_depth(body, kMaxReviewDepth) > kMaxReviewDepth) {
+    result.error = "body nested deeper than " + std::to_string(kMaxReviewDepth) + " levels";
+    return result;
+  }
+  AdmissionReview review;
+  try {
+    review.document = json::parse(body);
+  } catch (const json::parse_error& e) {
+    result.error = std::string("body is not JSON: ") + e.what();
+    return result;
+  }
+  const json& document = review.document;
+  std::string& error = result.error;
+  if (!document.is_object()) {
+    error = std::string("body must be a JSON object (an AdmissionReview), not ") + document.type_name();
+    return result;
+  }
+  std::string api_version, kind;
+  if (!read_string(document, "apiVersion", "", api_version, error, true) ||
+      !read_string(document, "kind", "", kind, error, true)) {
+    error = error.substr(1);  // drop the leading "." of a top-level field
+    return result;
+  }
+  if (api_version != "admission.k8s.io/v1" || kind != "AdmissionReview") {
+    error = "expected apiVersion admission.k8s.io/v1 and kind AdmissionReview, got " + api_version + " " + kind;
+    return result;
+  }
+  const json* request = read_object(document, "request", "", error);
+  if (request == nullptr) {
+    if (error.empty()) error = "request: is required";
+    else error = error.substr(1);
+    return result;
+  }
+  AdmissionRequest& r = review.request;
+  r.review_api_version = api_version;
+  if (!read_string(*request, "uid", "request", r.uid, error, true)) return result;
+  if (r.uid.empty()) {
+    error = "request.uid: must not be empty";
+    return result;
+  }
+  const json* gvk = read_object(*request, "kind", "request", error);
+  if (gvk == nullptr) {
+    if (error.empty()) error = "request.kind: is required";
+    return result;
+  }
+  if (!read_string(*gvk, "group", "request.kind", r.kind.group, error) ||
+      !read_string(*gvk, "version", "request.kind", r.kind.version, error, true) ||
+      !read_string(*gvk, "kind", "request.kind", r.kind.kind, error, true)) {
+    return result;
+  }
+  if (const json* resource = read_object(*request, "resource", "request", error)) {
+    if (!read_string(*resource, "resource", "request.resource", r.resource, error)) return result;
+  } else if (!error.empty()) {
+    return result;
+  }
+  if (!read_string(*request, "subResource", "request", r.sub_resource, error) ||
+      !read_string(*request, "operation", "request", r.operation, error, true) ||
+      !read_string(*request, "namespace", "request", r.namespace_name, error) ||
+      !read_string(*request, "name", "request", r.name, error)) {
+    return result;
+  }
+  static const char* const kOperations[] = {"CREATE", "UPDATE", "DELETE", "CONNECT"};
+  if (std::find(std::begin(kOperations), std::end(kOperations), r.operation) == std::end(kOperations)) {
+    error = "request.operation: \"" + r.operation + "\" is not CREATE, UPDATE, DELETE or CONNECT";
+    return result;
+  }
+  if (auto it = request->find("dryRun"); it != request->end() && !it->is_null()) {
+    if (!it->is_boolean()) {
+      error = std::string("request.dryRun: must be a boolean, not ") + it->type_name();
+      return result;
+    }
+    r.dry_run = it->get<bool>();
+  }
+  if (const json* user = read_object(*request, "userInfo", "request", error)) {
+    if (!read_string(*user, "username", "request.userInfo", r.username, error)) return result;
+  } else if (!error.empty()) {
+    return result;
+  }
+  r.object = read_object(*request, "object", "request", error);
+  if (!error.empty()) return result;
+  r.old_object = read_object(*request, "oldObject", "request", error);
+  if (!error.empty()) return result;
+  result.review = std::move(review);
+  return result;
+}
+
+AdmissionDecision AdmissionDecision::allow(std::string message) {
+  AdmissionDecision d;
+  d.message = std::move(message);
+  return d;
+}
+
+AdmissionDecision AdmissionDecision::patched(json patch) {
+  AdmissionDecision d;
+  if (patch.is_array() && !patch.empty()) d.patch = std::move(patch);
+  return d;
+}
+
+AdmissionDecision AdmissionDecision::deny(std::string message) {
+  AdmissionDecision d;
+  d.allowed = false;
+  d.code = 403;
+  d.reason = "Forbidden";
+  d.message = std::move(message);
+  return d;
+}
+
+AdmissionDecision AdmissionDecision::invalid(std::string message) {
+  AdmissionDecision d;
+  d.allowed = false;
+  d.code = 422;
+  d.reason = "Invalid";
+  d.message = std::move(message);
+  return d;
+}
+
+AdmissionDecision AdmissionDecision::errored(int code, std::string message) {
+  AdmissionDecision d;
+  d.allowed = false;
+  d.code = code;
+  d.message = std::move(message);
+  return d;
+}
+
+std::string encode_admission_review(const AdmissionDecision& decision, const std::string& uid,
+                                    const std::string& review_api_version) {
+  json response = {{"uid", uid}, {"allowed", decision.allowed}};
+  json status = {{"code", decision.code}};
+  if (!decision.reason.empty()) status["reason"] = decision.reason;
+  if (!decision.message.empty()) status["message"] = decision.message;
+  response["status"] = std::move(status);
+  if (decision.allowed && decision.patch.is_array() && !decision.patch.empty()) {
+    response["patchType"] = "JSONPatch";
+    response["patch"] = base64_encode(decision.patch.dump());
+  }
+  if (!decision.warnings.empty()) response["warnings"] = decision.warnings;
+  json review = {{"apiVersion", review_api_version}, {"kind", "AdmissionReview"}, {"response", std::move(response)}};
+  return review.dump();
+}
+
+std::string base64_encode(std::string_view bytes) {
+  static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((bytes.size() + 2) / 3 * 4);
+  std::size_t i = 0;
+  for (; i + 2 < bytes.size(); i += 3) {
+    auto n = (static_cast<unsigned char>(bytes[i]) << 16) | (static_cast<unsigned char>(bytes[i + 1]) << 8) |
+             static_cast<unsigned char>(bytes[i + 2]);
+    out += kAlphabet[(n >> 18) & 63];
+    out += kAlphabet[(n >> 12) & 63];
+    out += kAlphabet[(n >> 6) & 63];
+    out += kAlphabet[n & 63];
+  }
+  if (i < bytes.size()) {
+    auto n = static_cast<unsigned char>(bytes[i]) << 16;
+    if (i + 1 < bytes.size()) n |= static_cast<unsigned char>(bytes[i + 1]) << 8;
+    out += kAlphabet[(n >> 18) & 63];
+    out += kAlphabet[(n >> 12) & 63];
+    out += i + 1 < bytes.size() ? kAlphabet[(n >> 6) & 63] : '=';
+    out += '=';
+  }
+  return out;
+}
+
+}  // namespace karta
+
+namespace karta {
+
+AdmissionRequest request_for_object(const json& object, const std::string& operation) {
+  AdmissionRequest request;
+  request.uid = "offline";
+  request.review_api_version = "admission.k8s.io/v1";
+  request.operation = operation;
+  request.object = &object;
+  if (object.is_object()) {
+    auto text = [&](const json& from, const char* key) {
+      auto it = from.find(key);
+      return it != from.end() && it->is_string() ? it->get<std::string>() : std::string();
+    };
+    request.kind = GroupVersionKind::from_api_version(text(object, "apiVersion"), text(object, "kind"));
+    if (auto metadata = object.find("metadata"); metadata != object.end() && metadata->is_object()) {
+      request.name = text(*metadata, "name");
+      request.namespace_name = text(*metadata, "namespace");
+    }
+  }
+  return request;
+}
+
+}  // namespace karta

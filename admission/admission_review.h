@@ -1,0 +1,89 @@
+#pragma once
+
+// The admission.k8s.io/v1 AdmissionReview protocol: bytes to a request, a decision to bytes. This is the
+// one place that builds response JSON.
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "definitions/karta_definition.h"
+
+namespace karta {
+
+using json = nlohmann::json;
+
+// Bodies nested deeper than this are refused before parsing: no Kubernetes object comes close, and
+// recursive code later must not meet a 200,000-deep array.
+constexpr int kMaxReviewDepth = 1000;
+
+struct AdmissionRequest {
+  std::string uid;
+  std::string review_api_version;  // echoed in the response
+  GroupVersionKind kind;           // request.kind: the object's kind
+  std::string resource;            // request.resource.resource ("jobsets")
+  std::string sub_resource;        // "status", "scale", or empty
+  std::string operation;           // CREATE, UPDATE, DELETE, CONNECT
+  std::string namespace_name;
+  std::string name;
+  bool dry_run = false;
+  std::string username;
+  const json* object = nullptr;      // null when absent or JSON null (DELETE)
+  const json* old_object = nullptr;  // likewise
+};
+
+// A decoded review: the parsed document and a view of its request, which points into it.
+struct AdmissionReview {
+  json document;
+  AdmissionRequest request;
+};
+
+struct ReviewDecoding {
+  std::optional<AdmissionReview> review;  // set on success
+  std::string error;                      // what is malformed and where, otherwise
+};
+
+// Parses and checks the envelope: apiVersion, kind, request.uid, request.kind, request.operation and the
+// types of the fields read. The object itself may have any shape (mutation copes, never denies).
+ReviewDecoding decode_admission_review(std::string_view body);
+
+// What the webhook decided, before it is put in a review.
+struct AdmissionDecision {
+  bool allowed = true;
+  int code = 200;
+  std::string reason;   // metav1.StatusReason for denials ("Forbidden", "Invalid")
+  std::string message;  // why
+  json patch;           // a JSON Patch array, or null for none
+  std::vector<std::string> warnings;
+
+  static AdmissionDecision allow(std::string message = "");
+  static AdmissionDecision patched(json patch);
+  static AdmissionDecision deny(std::string message);     // 403 Forbidden: policy says no
+  static AdmissionDecision invalid(std::string message);  // 422 Invalid: the object is wrong
+  static AdmissionDecision errored(int code, std::string message);
+
+  std::size_t patch_operations() const { return patch.is_array() ? patch.size() : 0; }
+};
+
+// The AdmissionReview answering a request: same apiVersion and kind, the request's uid, the patch
+// base64-encoded with patchType JSONPatch.
+std::string encode_admission_review(const AdmissionDecision& decision, const std::string& uid,
+                                    const std::string& review_api_version = "admission.k8s.io/v1");
+
+std::string base64_encode(std::string_view bytes);
+
+// The deepest nesting of arrays and objects in JSON text, stopping early past `limit`.
+int json_nesting_depth(std::string_view text, int limit);
+
+}  // namespace karta
+
+namespace karta {
+
+// The request the API server would send for creating `object` (offline commands use it so they take
+// the same code path as the server). Points into `object`.
+AdmissionRequest request_for_object(const json& object, const std::string& operation = "CREATE");
+
+}  // namespace karta

@@ -1,0 +1,97 @@
+#include "admission/admission_service.h"
+
+#include <chrono>
+
+#include <spdlog/spdlog.h>
+
+#include "mutate/mutation.h"
+
+namespace karta {
+namespace {
+
+HttpResponse plain(int status, std::string text) {
+  HttpResponse response;
+  response.status = status;
+  response.content_type = "text/plain; charset=utf-8";
+  response.body = std::move(text) + "\n";
+  return response;
+}
+
+bool json_content_type(const std::string& content_type) {
+  if (content_type.empty()) return true;
+  return content_type.rfind("application/json", 0) == 0;
+}
+
+std::string object_name(const AdmissionRequest& r) {
+  std::string name = r.name;
+  if (name.empty() && r.object != nullptr) {
+    const json& metadata = r.object->value("metadata", json::object());
+    if (metadata.is_object()) {
+      if (auto it = metadata.find("name"); it != metadata.end() && it->is_string()) name = it->get<std::string>();
+      else if (auto g = metadata.find("generateName"); g != metadata.end() && g->is_string()) name = g->get<std::string>() + "*";
+    }
+  }
+  return r.namespace_name.empty() ? name : r.namespace_name + "/" + name;
+}
+
+}  // namespace
+
+AdmissionResult AdmissionService::mutate(const AdmissionRequest& request, const AdmissionState& state) {
+  // Cheap allows first: nothing to patch, decided without looking at the object.
+  if (request.operation != "CREATE" && request.operation != "UPDATE") {
+    return {AdmissionDecision::allow(), {}, "skipped:operation"};
+  }
+  if (!request.sub_resource.empty()) return {AdmissionDecision::allow(), {}, "skipped:subresource"};
+  if (request.dry_run) return {AdmissionDecision::allow(), {}, "skipped:dry-run"};
+  if (request.object == nullptr) return {AdmissionDecision::allow(), {}, "skipped:no-object"};
+  const CompiledDefinition* definition = state.catalog.find(request.kind);
+  if (definition == nullptr) return {AdmissionDecision::allow(), {}, "skipped:no-definition"};
+
+  MutationOutcome outcome = mutate_workload(*request.object, *definition, state.policy);
+  AdmissionResult result{AdmissionDecision::patched(std::move(outcome.patch)), std::move(outcome.notes), ""};
+  result.outcome = result.decision.patch_operations() > 0 ? "patched" : "unchanged";
+  return result;
+}
+
+AdmissionResult AdmissionService::validate(const AdmissionRequest&, const AdmissionState&) {
+  return {AdmissionDecision::allow(), {}, "allowed"};
+}
+
+HttpResponse AdmissionService::handle(AdmissionEndpoint endpoint, const HttpRequest& http) const {
+  auto started = std::chrono::steady_clock::now();
+  const char* endpoint_name = endpoint == AdmissionEndpoint::Mutate ? "mutate" : "validate";
+  if (!json_content_type(http.content_type)) {
+    spdlog::warn("admission endpoint={} rejected: content type {}", endpoint_name, http.content_type);
+    return plain(415, "expected Content-Type application/json, got " + http.content_type);
+  }
+  ReviewDecoding decoding = decode_admission_review(http.body);
+  if (!decoding.review) {
+    spdlog::warn("admission endpoint={} malformed review: {}", endpoint_name, decoding.error);
+    return plain(400, "malformed AdmissionReview: " + decoding.error);
+  }
+  const AdmissionRequest& request = decoding.review->request;
+  auto state = state_.load();
+  if (!state) return plain(503, "definitions and policy are not loaded yet");
+
+  AdmissionResult result;
+  try {
+    result = endpoint == AdmissionEndpoint::Mutate ? mutate(request, *state) : validate(request, *state);
+  } catch (const std::exception& e) {
+    // A bug, not bad input: answer an error so the webhook's failurePolicy decides.
+    spdlog::error("admission uid={} endpoint={} kind={} internal error: {}", request.uid, endpoint_name,
+                  request.kind.to_string(), e.what());
+    return plain(500, std::string("internal error: ") + e.what());
+  }
+  for (const auto& note : result.notes) {
+    spdlog::warn("admission uid={} kind={} {}: {}", request.uid, request.kind.to_string(), object_name(request), note);
+  }
+  HttpResponse response;
+  response.body = encode_admission_review(result.decision, request.uid, request.review_api_version);
+  auto micros = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started);
+  spdlog::info("admission uid={} endpoint={} kind={} object={} operation={} outcome={} patch_ops={} duration_us={}",
+               request.uid, endpoint_name, request.kind.to_string(), object_name(request), request.operation,
+               result.outcome, result.decision.patch_operations(), micros.count());
+  return response;
+}
+
+}  // namespace karta

@@ -1,0 +1,50 @@
+#pragma once
+
+// Where an admission request is decided: decodes the review, admits what is out of scope cheaply, hands
+// the rest to mutate/ or validate/, and encodes the answer. Knows HTTP status codes, not sockets.
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "admission/admission_review.h"
+#include "definitions/catalog.h"
+#include "policy/policy.h"
+#include "server/http_exchange.h"
+
+namespace karta {
+
+// Everything a decision depends on, swapped as one piece when definitions or the policy reload.
+struct AdmissionState {
+  Catalog catalog;
+  Policy policy;
+};
+
+enum class AdmissionEndpoint { Mutate, Validate };
+
+struct AdmissionResult {
+  AdmissionDecision decision;
+  std::vector<std::string> notes;  // odd shapes met on the way; logged
+  std::string outcome;             // short word for logs and metrics: patched, allowed, denied, skipped
+};
+
+class AdmissionService {
+ public:
+  void update(std::shared_ptr<const AdmissionState> state) { state_.store(std::move(state)); }
+  std::shared_ptr<const AdmissionState> state() const { return state_.load(); }
+  bool ready() const { return state_.load() != nullptr; }
+
+  // The HTTP exchange for /mutate or /validate. A malformed envelope is a 400 with the reason (so the
+  // cluster's failurePolicy applies); a well-formed review always gets a 200 with a review.
+  HttpResponse handle(AdmissionEndpoint endpoint, const HttpRequest& request) const;
+
+  // The decision for one decoded request; the offline commands call these too.
+  static AdmissionResult mutate(const AdmissionRequest& request, const AdmissionState& state);
+  static AdmissionResult validate(const AdmissionRequest& request, const AdmissionState& state);
+
+ private:
+  std::atomic<std::shared_ptr<const AdmissionState>> state_;
+};
+
+}  // namespace karta

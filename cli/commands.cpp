@@ -1,0 +1,165 @@
+#include "cli/commands.h"
+
+#include <iostream>
+#include <thread>
+
+#include <CLI/CLI.hpp>
+#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include "admission/admission_service.h"
+#include "definitions/documents.h"
+#include "server/https_server.h"
+
+namespace karta {
+namespace {
+
+struct CommonOptions {
+  std::vector<std::string> definitions;
+  std::string policy;
+  std::string log_format = "json";
+  std::string log_level = "info";
+};
+
+void configure_logging(const CommonOptions& options) {
+  auto logger = spdlog::stderr_logger_mt("karta-webhook");
+  if (options.log_format == "json") {
+    // One JSON object per line; the message is already key=value text.
+    logger->set_pattern(R"({"time":"%Y-%m-%dT%H:%M:%S.%fZ","level":"%l","msg":"%v"})", spdlog::pattern_time_type::utc);
+  } else {
+    logger->set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
+  }
+  logger->set_level(spdlog::level::from_str(options.log_level));
+  spdlog::set_default_logger(logger);
+}
+
+void add_common_options(CLI::App& command, CommonOptions& options) {
+  command.add_option("--definitions", options.definitions,
+                     "Directory of Karta definitions (*.yaml, *.json) added to, or overriding, the built-in catalog")
+      ->check(CLI::ExistingDirectory);
+  command.add_option("--policy", options.policy, "Policy file: what to inject (see README)")->check(CLI::ExistingFile);
+}
+
+std::shared_ptr<AdmissionState> load_state(const CommonOptions& options, std::size_t concurrency) {
+  auto state = std::make_shared<AdmissionState>();
+  CatalogSources sources;
+  for (const auto& directory : options.definitions) sources.directories.emplace_back(directory);
+  sources.concurrency = concurrency;
+  state->catalog = load_catalog(sources);
+  if (!options.policy.empty()) state->policy = load_policy(options.policy);
+  return state;
+}
+
+int serve(const CommonOptions& common, ServerOptions server_options, const TlsFiles& tls) {
+  configure_logging(common);
+  auto started = std::chrono::steady_clock::now();
+  auto service = std::make_shared<AdmissionService>();
+  auto certificates = std::make_shared<CertificateStore>(tls);
+  auto state = load_state(common, server_options.threads);
+  if (common.policy.empty()) spdlog::warn("no --policy given: nothing will be injected");
+  auto load_ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
+  spdlog::info("loaded {} definitions and policy {} in {} ms", state->catalog.size(), state->policy.source,
+               load_ms.count());
+  service->update(std::move(state));
+
+  std::atomic<bool> shutting_down{false};
+  auto text = [](int status, std::string body) {
+    return HttpResponse{status, "text/plain; charset=utf-8", std::move(body) + "\n", {}};
+  };
+  std::vector<Route> routes{
+      {"POST", "/mutate", [service](const HttpRequest& r) { return service->handle(AdmissionEndpoint::Mutate, r); }},
+      {"POST", "/validate", [service](const HttpRequest& r) { return service->handle(AdmissionEndpoint::Validate, r); }},
+      {"GET", "/healthz", [text](const HttpRequest&) { return text(200, "ok"); }},
+      {"GET", "/readyz",
+       [service, text, &shutting_down](const HttpRequest&) {
+         if (shutting_down) return text(503, "shutting down");
+         return service->ready() ? text(200, "ok") : text(503, "definitions not loaded");
+       }},
+  };
+  HttpsServer server(server_options, certificates, std::move(routes));
+  server.set_on_shutdown_begin([&shutting_down] { shutting_down = true; });
+  unsigned short port = server.listen();
+  spdlog::info("serving HTTPS on {}:{} with {} threads", server_options.bind_address, port, server_options.threads);
+  server.run();
+  return 0;
+}
+
+int mutate_offline(const CommonOptions& common, const std::string& manifest, std::ostream& out) {
+  auto state = load_state(common, 1);
+  for (const auto& document : read_documents(manifest)) {
+    AdmissionRequest request = request_for_object(document.value);
+    AdmissionResult result = AdmissionService::mutate(request, *state);
+    std::string name = request.namespace_name.empty() ? request.name : request.namespace_name + "/" + request.name;
+    out << "# " << document.source << ": " << request.kind.to_string() << " " << name << ": ";
+    if (result.outcome.starts_with("skipped")) {
+      out << "not mutated (" << result.outcome.substr(8) << ")\n";
+      continue;
+    }
+    const json& patch = result.decision.patch;
+    out << result.decision.patch_operations() << " patch operations\n";
+    for (const auto& note : result.notes) out << "# note: " << note << "\n";
+    out << (patch.is_array() ? patch : json::array()).dump(2) << "\n";
+  }
+  return 0;
+}
+
+}  // namespace
+
+int run_command_line(int argc, char** argv, std::ostream& out, std::ostream& err) {
+  CLI::App app{"karta-webhook: a Kubernetes admission webhook that labels, annotates and schedules the pod "
+               "templates of any workload kind described by a Karta definition."};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "karta-webhook 0.1.0");
+
+  CommonOptions common;
+  ServerOptions server_options;
+  server_options.threads = std::max(1u, std::thread::hardware_concurrency());
+  TlsFiles tls;
+  auto* serve_command = app.add_subcommand("serve", "Serve /mutate and /validate over HTTPS");
+  serve_command->footer(
+      "Example:\n  karta-webhook serve --tls-cert-file certs/out/tls.crt --tls-private-key-file certs/out/tls.key "
+      "--policy examples/policy.yaml --port 8443");
+  serve_command->add_option("--tls-cert-file", tls.certificate, "PEM certificate chain")->required()->check(CLI::ExistingFile);
+  serve_command->add_option("--tls-private-key-file", tls.private_key, "PEM private key")->required()->check(CLI::ExistingFile);
+  serve_command->add_option("--port", server_options.port, "HTTPS port")->capture_default_str();
+  serve_command->add_option("--bind-address", server_options.bind_address, "Address to listen on")->capture_default_str();
+  serve_command->add_option("--threads", server_options.threads, "Worker threads")->capture_default_str()->check(CLI::Range(1, 256));
+  std::int64_t shutdown_delay_ms = 0, drain_timeout_ms = 30'000;
+  serve_command->add_option("--shutdown-delay-ms", shutdown_delay_ms,
+                            "After SIGTERM, stay unready this long before closing the listener")->capture_default_str();
+  serve_command->add_option("--drain-timeout-ms", drain_timeout_ms, "Longest wait for open requests after SIGTERM")
+      ->capture_default_str();
+  serve_command->add_option("--log-format", common.log_format, "json or text")
+      ->check(CLI::IsMember({"json", "text"}))->capture_default_str();
+  serve_command->add_option("--log-level", common.log_level, "trace, debug, info, warn, error")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}))->capture_default_str();
+  add_common_options(*serve_command, common);
+
+  std::string manifest;
+  auto* mutate_command = app.add_subcommand("mutate", "Print the patch the webhook would send for each object of a file");
+  mutate_command->footer("Example:\n  karta-webhook mutate -f examples/jobset-demo.yaml --policy examples/policy.yaml");
+  mutate_command->add_option("-f,--filename", manifest, "YAML or JSON manifest, several documents allowed")
+      ->required()->check(CLI::ExistingFile);
+  add_common_options(*mutate_command, common);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e, out, err);
+  }
+
+  try {
+    if (*serve_command) {
+      server_options.shutdown_delay = std::chrono::milliseconds(shutdown_delay_ms);
+      server_options.drain_timeout = std::chrono::milliseconds(drain_timeout_ms);
+      return serve(common, server_options, tls);
+    }
+    if (*mutate_command) return mutate_offline(common, manifest, out);
+  } catch (const std::exception& e) {
+    err << "karta-webhook: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace karta

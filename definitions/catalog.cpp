@@ -1,0 +1,79 @@
+#include "definitions/catalog.h"
+
+#include <algorithm>
+
+#include "definitions/builtin_catalog.h"
+#include "definitions/documents.h"
+
+namespace karta {
+
+std::string Catalog::key(const GroupVersionKind& kind) {
+  return kind.group + "/" + kind.version + "/" + kind.kind;
+}
+
+void Catalog::add(std::shared_ptr<const CompiledDefinition> definition) {
+  by_kind_[key(definition->root_kind())] = std::move(definition);
+}
+
+const CompiledDefinition* Catalog::find(const GroupVersionKind& kind) const {
+  auto it = by_kind_.find(key(kind));
+  return it == by_kind_.end() ? nullptr : it->second.get();
+}
+
+std::shared_ptr<const CompiledDefinition> Catalog::find_shared(const GroupVersionKind& kind) const {
+  auto it = by_kind_.find(key(kind));
+  return it == by_kind_.end() ? nullptr : it->second;
+}
+
+std::vector<std::shared_ptr<const CompiledDefinition>> Catalog::definitions() const {
+  std::vector<std::shared_ptr<const CompiledDefinition>> all;
+  for (const auto& [unused, definition] : by_kind_) all.push_back(definition);
+  std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a->root_kind() < b->root_kind(); });
+  return all;
+}
+
+std::vector<KartaDefinition> parse_definitions(std::string_view text, const std::string& source_name) {
+  std::vector<KartaDefinition> definitions;
+  std::string problems;
+  for (auto& document : parse_documents(text, source_name)) {
+    if (!is_definition_object(document.value)) continue;
+    auto parsed = parse_karta_definition(document.value, document.source);
+    for (const auto& fault : parsed.faults) problems += "\n  " + document.source + ": " + fault.to_string();
+    if (parsed.definition) definitions.push_back(std::move(*parsed.definition));
+  }
+  if (!problems.empty()) throw InputError("invalid Karta definition:" + problems);
+  return definitions;
+}
+
+Catalog load_catalog(const CatalogSources& sources) {
+  Catalog catalog;
+  auto add_all = [&](std::vector<KartaDefinition> definitions) {
+    for (auto& definition : definitions) {
+      catalog.add(CompiledDefinition::compile(std::move(definition), sources.concurrency));
+    }
+  };
+  if (sources.builtin) {
+    for (const auto& file : builtin_catalog_files()) {
+      add_all(parse_definitions(file.text, "builtin:" + std::string(file.name)));
+    }
+  }
+  for (const auto& directory : sources.directories) {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(directory, ec)) {
+      throw InputError(directory.string() + ": not a directory of definitions");
+    }
+    std::vector<std::filesystem::path> files;
+    for (const auto& entry : std::filesystem::directory_iterator(directory)) {
+      auto extension = entry.path().extension();
+      auto name = entry.path().filename().string();
+      // Kubernetes mounts ConfigMaps with ..data and ..timestamp entries; skip hidden names.
+      if (name.starts_with(".")) continue;
+      if (extension == ".yaml" || extension == ".yml" || extension == ".json") files.push_back(entry.path());
+    }
+    std::sort(files.begin(), files.end());
+    for (const auto& file : files) add_all(parse_definitions(read_text_file(file), file.string()));
+  }
+  return catalog;
+}
+
+}  // namespace karta

@@ -1,0 +1,48 @@
+#pragma once
+
+// The set of compiled definitions the webhook serves, indexed by the root kind's group, version and
+// kind (so Knative's serving.knative.dev/v1 Service never matches the core v1 Service).
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "definitions/compiled_definition.h"
+
+namespace karta {
+
+class Catalog {
+ public:
+  // Adds a definition; one for a kind already present replaces it (later sources override earlier).
+  void add(std::shared_ptr<const CompiledDefinition> definition);
+
+  // The definition for a root kind, or nullptr.
+  const CompiledDefinition* find(const GroupVersionKind& kind) const;
+  std::shared_ptr<const CompiledDefinition> find_shared(const GroupVersionKind& kind) const;
+
+  std::size_t size() const { return by_kind_.size(); }
+  // Every definition, ordered by kind.
+  std::vector<std::shared_ptr<const CompiledDefinition>> definitions() const;
+
+ private:
+  static std::string key(const GroupVersionKind& kind);
+  std::unordered_map<std::string, std::shared_ptr<const CompiledDefinition>> by_kind_;
+};
+
+struct CatalogSources {
+  bool builtin = true;                             // the catalog compiled into the binary
+  std::vector<std::filesystem::path> directories;  // *.yaml, *.yml and *.json files, added in order
+  std::size_t concurrency = 1;                     // threads that may evaluate at once
+};
+
+// Definitions of one text (all Karta/ResourceInterface documents in it; other documents are skipped).
+// Throws InputError listing every fault, with the source and field of each.
+std::vector<KartaDefinition> parse_definitions(std::string_view text, const std::string& source_name);
+
+// Loads and compiles every source. Throws InputError or DefinitionError: a broken definition at start-up
+// is a broken environment.
+Catalog load_catalog(const CatalogSources& sources);
+
+}  // namespace karta

@@ -1,0 +1,221 @@
+#include "definitions/compiled_definition.h"
+
+#include <charconv>
+
+namespace karta {
+namespace {
+
+// The phases a status mapping may name, in the order they are tried.
+constexpr const char* kPhasePrecedence[] = {"Failed", "Completed", "Degraded", "Running", "Initializing"};
+
+// Rethrows jq's internal `break` (an object with "__jq"): jq 1.6's try would otherwise catch the break
+// that limit/2 uses to stop, and report it as an error of the expression.
+constexpr const char* kCatch =
+    " catch (if (type == \"object\" and has(\"__jq\")) then error(.) else {\"karta.error\": .} end)";
+
+std::string bundle_text(const std::vector<const CompiledExpression*>& members) {
+  std::string text = "[";
+  for (std::size_t i = 0; i < members.size(); ++i) {
+    if (i != 0) text += ",\n";
+    const CompiledExpression& e = *members[i];
+    // The newline ends a trailing comment in the user's expression.
+    std::string inner = e.mode == ExpressionMode::Path ? "path(" + e.field.expression + "\n)"
+                                                        : "(" + e.field.expression + "\n)";
+    text += "[limit(" + std::to_string(kMaxExpressionOutputs + 1) + "; try " + inner + kCatch + ")]";
+  }
+  text += "]";
+  return text;
+}
+
+json::json_pointer pointer_from_jq_path(const json& path) {
+  json::json_pointer pointer;
+  for (const auto& token : path) {
+    if (token.is_string()) {
+      pointer /= token.get<std::string>();
+    } else if (token.is_number_integer() && token.get<std::int64_t>() >= 0) {
+      pointer /= static_cast<std::size_t>(token.get<std::int64_t>());
+    } else {
+      throw std::invalid_argument("path component " + token.dump() + " is neither a key nor an index");
+    }
+  }
+  return pointer;
+}
+
+}  // namespace
+
+ExpressionId CompiledDefinition::add(const std::optional<JqField>& field, ExpressionMode mode, ExpressionGroup group) {
+  if (!field) return kNoExpression;
+  CompiledExpression e{*field, mode, group, SimplePath::parse(field->expression), 0};
+  expressions_.push_back(std::move(e));
+  return expressions_.size() - 1;
+}
+
+std::shared_ptr<const CompiledDefinition> CompiledDefinition::compile(KartaDefinition definition,
+                                                                      std::size_t concurrency) {
+  std::shared_ptr<CompiledDefinition> compiled(new CompiledDefinition());
+  compiled->definition_ = std::move(definition);
+  const KartaDefinition& d = compiled->definition_;
+  constexpr auto S = ExpressionGroup::Structure;
+  for (const Component* component : d.components()) {
+    ComponentPlan plan;
+    plan.component = component;
+    if (const auto& spec = component->spec) {
+      if (spec->pod_template_spec) {
+        plan.spec_kind = SpecKind::PodTemplateSpec;
+        plan.location = compiled->add(spec->pod_template_spec, ExpressionMode::Path, S);
+      } else if (spec->pod_spec) {
+        plan.spec_kind = SpecKind::PodSpec;
+        plan.location = compiled->add(spec->pod_spec, ExpressionMode::Path, S);
+        plan.metadata = compiled->add(spec->metadata, ExpressionMode::Path, S);
+      } else if (const auto& f = spec->fragmented) {
+        plan.spec_kind = SpecKind::Fragmented;
+        plan.labels = compiled->add(f->labels, ExpressionMode::Path, S);
+        plan.annotations = compiled->add(f->annotations, ExpressionMode::Path, S);
+        plan.scheduler_name = compiled->add(f->scheduler_name, ExpressionMode::Path, S);
+        plan.tolerations = compiled->add(f->tolerations, ExpressionMode::Path, S);
+        plan.node_selector = compiled->add(f->node_selector, ExpressionMode::Path, S);
+        plan.resources = compiled->add(f->resources, ExpressionMode::Path, S);
+        plan.containers = compiled->add(f->containers, ExpressionMode::Path, S);
+        plan.container = compiled->add(f->container, ExpressionMode::Path, S);
+      }
+      plan.instance_id = compiled->add(component->instance_id, ExpressionMode::Value, S);
+      if (component->scale) plan.replicas = compiled->add(component->scale->replicas, ExpressionMode::Value, S);
+    }
+    compiled->components_.push_back(plan);
+  }
+  if (const auto& status = d.root.status) {
+    constexpr auto T = ExpressionGroup::Status;
+    StatusPlan plan;
+    plan.status = &*status;
+    if (status->conditions) plan.conditions = compiled->add(status->conditions->path, ExpressionMode::Value, T);
+    plan.phase = compiled->add(status->phase, ExpressionMode::Value, T);
+    for (const char* phase : kPhasePrecedence) {
+      auto it = status->mappings.find(phase);
+      if (it == status->mappings.end()) continue;
+      std::vector<StatusRulePlan> rules;
+      for (const auto& rule : it->second) {
+        std::optional<JqField> expression;
+        if (rule.by_expression) expression = rule.by_expression->expression;
+        rules.push_back({&rule, compiled->add(expression, ExpressionMode::Value, T)});
+      }
+      plan.mappings.emplace_back(phase, std::move(rules));
+    }
+    compiled->status_ = std::move(plan);
+  }
+
+  for (auto group : {ExpressionGroup::Structure, ExpressionGroup::Status}) {
+    std::vector<const CompiledExpression*> members;
+    for (auto& e : compiled->expressions_) {
+      if (e.group == group && !e.simple) {
+        e.bundle_slot = members.size();
+        members.push_back(&e);
+      }
+    }
+    if (members.empty()) continue;
+    try {
+      compiled->bundles_[static_cast<int>(group)] = std::make_unique<JqProgram>(bundle_text(members), concurrency);
+    } catch (const JqCompileError&) {
+      // Find the culprit: slower, but only on a broken definition.
+      for (const auto* e : members) {
+        if (auto error = jq_compile_error(e->field.expression)) {
+          throw DefinitionError(d.source + ": " + e->field.field + ": jq expression " + e->field.expression +
+                                " does not compile: " + *error);
+        }
+      }
+      throw DefinitionError(d.source + ": the definition's jq expressions do not compile together");
+    }
+  }
+  return compiled;
+}
+
+DefinitionEvaluation::DefinitionEvaluation(const CompiledDefinition& definition, const json& object)
+    : definition_(definition), object_(object), outcomes_(definition.expressions().size()) {}
+
+DefinitionEvaluation::~DefinitionEvaluation() = default;
+
+const ExpressionOutcome& DefinitionEvaluation::outcome(ExpressionId id) {
+  auto& slot = outcomes_.at(id);
+  if (slot) return *slot;
+  const CompiledExpression& e = definition_.expressions()[id];
+  if (e.simple) {
+    ExpressionOutcome outcome;
+    auto result = e.simple->evaluate(object_, kMaxExpressionOutputs);
+    outcome.error = std::move(result.error);
+    outcome.capped = result.capped;
+    for (auto& match : result.matches) {
+      if (e.mode == ExpressionMode::Path) {
+        outcome.pointers.push_back(std::move(match.pointer));
+      } else {
+        outcome.values.push_back(match.value != nullptr ? *match.value : json(nullptr));
+      }
+    }
+    slot = std::move(outcome);
+    return *slot;
+  }
+  run_bundle(e.group);
+  return *slot;
+}
+
+void DefinitionEvaluation::run_bundle(ExpressionGroup group) {
+  const JqProgram* program = definition_.bundle(group);
+  if (!jq_input_) jq_input_ = std::make_unique<JqInput>(object_);
+  JqOutcome run = program->run(*jq_input_, 1);
+  const json empty = json::array();
+  const json& results = (!run.outputs.empty() && run.outputs[0].is_array()) ? run.outputs[0] : empty;
+  const auto& expressions = definition_.expressions();
+  for (std::size_t id = 0; id < expressions.size(); ++id) {
+    const CompiledExpression& e = expressions[id];
+    if (e.group != group || e.simple) continue;
+    ExpressionOutcome outcome;
+    if (run.error) outcome.error = *run.error;
+    if (e.bundle_slot < results.size()) {
+      const json& outputs = results[e.bundle_slot];
+      for (const auto& output : outputs) {
+        if (output.is_object() && output.size() == 1 && output.contains("karta.error")) {
+          const json& message = output["karta.error"];
+          outcome.error = message.is_string() ? message.get<std::string>() : message.dump();
+          break;
+        }
+        if (outcome.pointers.size() + outcome.values.size() >= kMaxExpressionOutputs) {
+          outcome.capped = true;
+          break;
+        }
+        if (e.mode == ExpressionMode::Path) {
+          try {
+            outcome.pointers.push_back(pointer_from_jq_path(output));
+          } catch (const std::exception& ex) {
+            outcome.error = ex.what();
+            break;
+          }
+        } else {
+          outcome.values.push_back(output);
+        }
+      }
+    }
+    outcomes_[id] = std::move(outcome);
+  }
+}
+
+const json* find_at(const json& document, const json::json_pointer& pointer) {
+  const json* node = &document;
+  // json_pointer exposes its tokens only through parent_pointer/back; walk a copy of the token list.
+  std::vector<std::string> tokens;
+  for (json::json_pointer p = pointer; !p.empty(); p = p.parent_pointer()) tokens.push_back(p.back());
+  for (auto it = tokens.rbegin(); it != tokens.rend(); ++it) {
+    if (node->is_object()) {
+      auto found = node->find(*it);
+      if (found == node->end()) return nullptr;
+      node = &*found;
+    } else if (node->is_array()) {
+      std::size_t index = 0;
+      auto [end, ec] = std::from_chars(it->data(), it->data() + it->size(), index);
+      if (ec != std::errc() || end != it->data() + it->size() || index >= node->size()) return nullptr;
+      node = &(*node)[index];
+    } else {
+      return nullptr;
+    }
+  }
+  return node;
+}
+
+}  // namespace karta

@@ -1,0 +1,124 @@
+#pragma once
+
+// A Karta definition made ready to run: every jq expression parsed once into a native SimplePath when
+// it is one, the rest compiled by libjq into one program per expression group, so evaluating a whole
+// definition on an object costs at most one jq run per group.
+
+#include <array>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "definitions/jq_program.h"
+#include "definitions/karta_definition.h"
+#include "definitions/simple_path.h"
+
+namespace karta {
+
+// Karta's own library caps an expression at 1000 outputs; so do we.
+constexpr std::size_t kMaxExpressionOutputs = 1000;
+
+using ExpressionId = std::size_t;
+constexpr ExpressionId kNoExpression = std::numeric_limits<std::size_t>::max();
+
+enum class ExpressionMode { Path, Value };
+// Structure expressions run on every admission; status ones only when a phase is asked for.
+enum class ExpressionGroup { Structure = 0, Status = 1 };
+
+struct CompiledExpression {
+  JqField field;
+  ExpressionMode mode;
+  ExpressionGroup group;
+  std::optional<SimplePath> simple;  // evaluated natively when set
+  std::size_t bundle_slot = 0;       // position in its group's jq program otherwise
+};
+
+struct ExpressionOutcome {
+  std::vector<json::json_pointer> pointers;  // Path mode
+  std::vector<json> values;                  // Value mode
+  std::optional<std::string> error;          // what ended evaluation early
+  bool capped = false;                       // more than kMaxExpressionOutputs outputs
+};
+
+enum class SpecKind { None, PodTemplateSpec, PodSpec, Fragmented };
+
+// Where to look, per component, as expression ids.
+struct ComponentPlan {
+  const Component* component = nullptr;
+  SpecKind spec_kind = SpecKind::None;
+  ExpressionId location = kNoExpression;  // podTemplateSpecPath or podSpecPath
+  ExpressionId metadata = kNoExpression;  // metadataPath
+  ExpressionId labels = kNoExpression, annotations = kNoExpression, scheduler_name = kNoExpression,
+               tolerations = kNoExpression, node_selector = kNoExpression, resources = kNoExpression,
+               containers = kNoExpression, container = kNoExpression;  // fragmented
+  ExpressionId instance_id = kNoExpression;
+  ExpressionId replicas = kNoExpression;
+};
+
+struct StatusRulePlan {
+  const StatusRule* rule = nullptr;
+  ExpressionId expression = kNoExpression;
+};
+
+struct StatusPlan {
+  const StatusDefinition* status = nullptr;
+  ExpressionId conditions = kNoExpression;
+  ExpressionId phase = kNoExpression;
+  std::vector<std::pair<std::string, std::vector<StatusRulePlan>>> mappings;  // in precedence order
+};
+
+class DefinitionError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class CompiledDefinition {
+ public:
+  // Compiles every expression; `concurrency` is how many threads may evaluate at once. Throws
+  // DefinitionError naming the field whose expression does not compile.
+  static std::shared_ptr<const CompiledDefinition> compile(KartaDefinition definition, std::size_t concurrency);
+
+  const KartaDefinition& definition() const { return definition_; }
+  const GroupVersionKind& root_kind() const { return definition_.root.kind; }
+  const std::vector<ComponentPlan>& components() const { return components_; }
+  const std::optional<StatusPlan>& status() const { return status_; }
+  const std::vector<CompiledExpression>& expressions() const { return expressions_; }
+  const JqProgram* bundle(ExpressionGroup group) const { return bundles_[static_cast<int>(group)].get(); }
+
+ private:
+  CompiledDefinition() = default;
+  ExpressionId add(const std::optional<JqField>& field, ExpressionMode mode, ExpressionGroup group);
+
+  KartaDefinition definition_;
+  std::vector<CompiledExpression> expressions_;
+  std::vector<ComponentPlan> components_;
+  std::optional<StatusPlan> status_;
+  std::array<std::unique_ptr<JqProgram>, 2> bundles_;
+};
+
+// The results of one definition's expressions on one object, computed on first use and kept. Belongs to
+// the thread handling the object.
+class DefinitionEvaluation {
+ public:
+  DefinitionEvaluation(const CompiledDefinition& definition, const json& object);
+  ~DefinitionEvaluation();
+
+  const ExpressionOutcome& outcome(ExpressionId id);
+  const json& object() const { return object_; }
+  const CompiledDefinition& definition() const { return definition_; }
+
+ private:
+  void run_bundle(ExpressionGroup group);
+
+  const CompiledDefinition& definition_;
+  const json& object_;
+  std::vector<std::optional<ExpressionOutcome>> outcomes_;
+  std::unique_ptr<JqInput> jq_input_;
+};
+
+// The value at `pointer`, or nullptr when the pointer leads nowhere in `document` (never throws).
+const json* find_at(const json& document, const json::json_pointer& pointer);
+
+}  // namespace karta

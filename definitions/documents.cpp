@@ -1,0 +1,153 @@
+#include "definitions/documents.h"
+
+#include <charconv>
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+#include <yaml-cpp/yaml.h>
+
+namespace karta {
+namespace {
+
+// Deeper documents are refused rather than risking the stack: no Kubernetes object comes close.
+constexpr int kMaxDepth = 256;
+
+bool is_one_of(const std::string& s, std::initializer_list<const char*> words) {
+  for (const char* word : words) {
+    if (s == word) return true;
+  }
+  return false;
+}
+
+json resolve_plain_scalar(const std::string& s) {
+  if (s.empty() || is_one_of(s, {"~", "null", "Null", "NULL"})) return nullptr;
+  if (is_one_of(s, {"true", "True", "TRUE"})) return true;
+  if (is_one_of(s, {"false", "False", "FALSE"})) return false;
+
+  const char* first = s.data();
+  const char* last = s.data() + s.size();
+  const char* digits = (*first == '-' || *first == '+') ? first + 1 : first;
+  if (digits != last && std::all_of(digits, last, [](char c) { return c >= '0' && c <= '9'; })) {
+    std::int64_t value = 0;
+    auto [end, ec] = std::from_chars(*first == '+' ? first + 1 : first, last, value);
+    if (ec == std::errc() && end == last) return value;
+  }
+  if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'o')) {
+    std::int64_t value = 0;
+    auto [end, ec] = std::from_chars(first + 2, last, value, s[1] == 'x' ? 16 : 8);
+    if (ec == std::errc() && end == last) return value;
+  }
+  if (is_one_of(s, {".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF"})) {
+    return std::numeric_limits<double>::infinity();
+  }
+  if (is_one_of(s, {"-.inf", "-.Inf", "-.INF"})) return -std::numeric_limits<double>::infinity();
+  // A float needs a digit and only float characters; "1.2.3" or "1e" stay strings.
+  bool float_chars = std::all_of(first, last, [](char c) {
+    return (c >= '0' && c <= '9') || c == '.' || c == 'e' || c == 'E' || c == '-' || c == '+';
+  });
+  if (float_chars && std::any_of(first, last, [](char c) { return c >= '0' && c <= '9'; })) {
+    std::istringstream in(s);
+    double value = 0;
+    in >> value;
+    if (in && in.peek() == std::char_traits<char>::eof()) return value;
+  }
+  return s;
+}
+
+json to_json(const YAML::Node& node, int depth, const std::string& where) {
+  if (depth > kMaxDepth) {
+    throw InputError(where + ": nesting deeper than " + std::to_string(kMaxDepth) + " levels");
+  }
+  switch (node.Type()) {
+    case YAML::NodeType::Undefined:
+    case YAML::NodeType::Null:
+      return nullptr;
+    case YAML::NodeType::Scalar: {
+      const std::string& tag = node.Tag();
+      if (tag == "?") return resolve_plain_scalar(node.Scalar());
+      if (tag == "tag:yaml.org,2002:int" || tag == "tag:yaml.org,2002:float" ||
+          tag == "tag:yaml.org,2002:bool" || tag == "tag:yaml.org,2002:null") {
+        return resolve_plain_scalar(node.Scalar());
+      }
+      return node.Scalar();  // quoted ("!") or tagged as a string
+    }
+    case YAML::NodeType::Sequence: {
+      json array = json::array();
+      for (const auto& item : node) array.push_back(to_json(item, depth + 1, where));
+      return array;
+    }
+    case YAML::NodeType::Map: {
+      json object = json::object();
+      for (const auto& entry : node) {
+        if (!entry.first.IsScalar()) {
+          throw InputError(where + " line " + std::to_string(entry.first.Mark().line + 1) +
+                           ": a map key must be a scalar");
+        }
+        object[entry.first.Scalar()] = to_json(entry.second, depth + 1, where);
+      }
+      return object;
+    }
+  }
+  return nullptr;
+}
+
+bool looks_like_json(std::string_view text) {
+  auto pos = text.find_first_not_of(" \t\r\n");
+  return pos != std::string_view::npos && (text[pos] == '{' || text[pos] == '[');
+}
+
+}  // namespace
+
+std::vector<SourceDocument> parse_documents(std::string_view text, const std::string& source_name) {
+  std::vector<SourceDocument> documents;
+  if (looks_like_json(text)) {
+    // nlohmann's parser is iterative and much faster than yaml-cpp on large JSON.
+    json value = json::parse(text, nullptr, /*allow_exceptions=*/false);
+    if (!value.is_discarded()) {
+      if (value.is_object() && value.value("kind", "") == "List" && value.contains("items") &&
+          value["items"].is_array()) {
+        std::size_t index = 0;
+        for (auto& item : value["items"]) {
+          documents.push_back({source_name + "#" + std::to_string(index), index, std::move(item)});
+          ++index;
+        }
+        return documents;
+      }
+      documents.push_back({source_name + "#0", 0, std::move(value)});
+      return documents;
+    }
+    // Not valid JSON: fall through to YAML, which reports the position of the fault.
+  }
+  std::vector<YAML::Node> nodes;
+  try {
+    nodes = YAML::LoadAll(std::string(text));
+  } catch (const YAML::Exception& e) {
+    throw InputError(source_name + " line " + std::to_string(e.mark.line + 1) + " column " +
+                     std::to_string(e.mark.column + 1) + ": " + e.msg);
+  }
+  for (const auto& node : nodes) {
+    // Documents are numbered among the non-empty ones, as kubectl lists them.
+    std::size_t index = documents.size();
+    std::string where = source_name + "#" + std::to_string(index);
+    json value = to_json(node, 0, where);
+    if (!value.is_null()) documents.push_back({where, index, std::move(value)});
+  }
+  return documents;
+}
+
+std::string read_text_file(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw InputError(file.string() + ": cannot be read");
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  if (in.bad()) throw InputError(file.string() + ": read failed");
+  return std::move(buffer).str();
+}
+
+std::vector<SourceDocument> read_documents(const std::filesystem::path& file) {
+  return parse_documents(read_text_file(file), file.string());
+}
+
+}  // namespace karta

@@ -1,0 +1,40 @@
+#pragma once
+
+// Reading Kubernetes-style YAML or JSON files into JSON values, several documents per file.
+
+#include <filesystem>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace karta {
+
+using json = nlohmann::json;
+
+// Bad input from a user: the message says what is wrong and where (file, document, line).
+class InputError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct SourceDocument {
+  std::string source;  // "file.yaml#2": the file and the position among its non-empty documents
+  std::size_t index = 0;
+  json value;
+};
+
+// Parses YAML (or JSON) text holding one or more documents; empty documents are skipped.
+// Plain scalars are typed as YAML 1.2's core schema does (null, booleans, integers, floats); quoted
+// scalars stay strings, so `"true"` in a label map stays the string "true".
+std::vector<SourceDocument> parse_documents(std::string_view text, const std::string& source_name);
+
+// Reads a file and parses it as parse_documents does. Throws InputError naming the file.
+std::vector<SourceDocument> read_documents(const std::filesystem::path& file);
+
+// Reads a whole file. Throws InputError naming the file.
+std::string read_text_file(const std::filesystem::path& file);
+
+}  // namespace karta

@@ -1,0 +1,226 @@
+#include "definitions/jq_program.h"
+
+#include <cmath>
+#include <mutex>
+
+#include <spdlog/spdlog.h>
+
+extern "C" {
+#include <jq.h>
+}
+
+namespace karta {
+
+struct JqInput::Value {
+  jv value;
+};
+
+namespace {
+
+jv to_jv(const json& value) {
+  switch (value.type()) {
+    case json::value_t::null:
+    case json::value_t::discarded:
+      return jv_null();
+    case json::value_t::boolean:
+      return jv_bool(value.get<bool>());
+    case json::value_t::number_integer:
+      return jv_number(static_cast<double>(value.get<std::int64_t>()));
+    case json::value_t::number_unsigned:
+      return jv_number(static_cast<double>(value.get<std::uint64_t>()));
+    case json::value_t::number_float:
+      return jv_number(value.get<double>());
+    case json::value_t::string: {
+      const auto& s = value.get_ref<const std::string&>();
+      return jv_string_sized(s.data(), static_cast<int>(s.size()));
+    }
+    case json::value_t::binary:
+      return jv_null();
+    case json::value_t::array: {
+      jv array = jv_array_sized(static_cast<int>(value.size()));
+      for (const auto& item : value) array = jv_array_append(array, to_jv(item));
+      return array;
+    }
+    case json::value_t::object: {
+      jv object = jv_object();
+      for (const auto& [key, item] : value.items()) {
+        object = jv_object_set(object, jv_string_sized(key.data(), static_cast<int>(key.size())), to_jv(item));
+      }
+      return object;
+    }
+  }
+  return jv_null();
+}
+
+// Consumes `value`.
+json from_jv(jv value) {
+  json result;
+  switch (jv_get_kind(value)) {
+    case JV_KIND_INVALID:
+    case JV_KIND_NULL:
+      result = nullptr;
+      break;
+    case JV_KIND_FALSE:
+      result = false;
+      break;
+    case JV_KIND_TRUE:
+      result = true;
+      break;
+    case JV_KIND_NUMBER: {
+      double number = jv_number_value(value);
+      if (std::isfinite(number) && std::nearbyint(number) == number && std::fabs(number) < 9.007199254740992e15) {
+        result = static_cast<std::int64_t>(number);
+      } else {
+        result = number;
+      }
+      break;
+    }
+    case JV_KIND_STRING:
+      result = std::string(jv_string_value(value), static_cast<std::size_t>(jv_string_length_bytes(jv_copy(value))));
+      break;
+    case JV_KIND_ARRAY: {
+      result = json::array();
+      int length = jv_array_length(jv_copy(value));
+      for (int i = 0; i < length; ++i) result.push_back(from_jv(jv_array_get(jv_copy(value), i)));
+      break;
+    }
+    case JV_KIND_OBJECT: {
+      result = json::object();
+      for (int it = jv_object_iter(value); jv_object_iter_valid(value, it); it = jv_object_iter_next(value, it)) {
+        jv key = jv_object_iter_key(value, it);
+        std::string name(jv_string_value(key), static_cast<std::size_t>(jv_string_length_bytes(jv_copy(key))));
+        jv_free(key);
+        result[name] = from_jv(jv_object_iter_value(value, it));
+      }
+      break;
+    }
+  }
+  jv_free(value);
+  return result;
+}
+
+void collect_message(void* data, jv message) {
+  auto* messages = static_cast<std::string*>(data);
+  if (jv_get_kind(message) == JV_KIND_STRING) {
+    if (!messages->empty()) messages->append("; ");
+    messages->append(jv_string_value(message));
+  } else {
+    jv text = jv_dump_string(jv_copy(message), 0);
+    if (!messages->empty()) messages->append("; ");
+    messages->append(jv_string_value(text));
+    jv_free(text);
+  }
+  jv_free(message);
+}
+
+jq_state* compile_state(const std::string& text) {
+  jq_state* state = jq_init();
+  if (state == nullptr) throw JqCompileError("jq_init failed");
+  std::string messages;
+  jq_set_error_cb(state, collect_message, &messages);
+  int ok = jq_compile(state, text.c_str());
+  jq_set_error_cb(state, nullptr, nullptr);
+  if (!ok) {
+    jq_teardown(&state);
+    throw JqCompileError(messages.empty() ? "does not compile" : messages);
+  }
+  return state;
+}
+
+}  // namespace
+
+JqInput::JqInput(const json& value) : value_(std::make_unique<Value>(Value{to_jv(value)})) {}
+JqInput::~JqInput() { jv_free(value_->value); }
+
+struct JqProgram::StatePool {
+  std::string text;
+  std::mutex mutex;
+  std::vector<jq_state*> idle;
+  std::size_t compiled = 0;
+
+  ~StatePool() {
+    for (jq_state* state : idle) jq_teardown(&state);
+  }
+
+  jq_state* acquire() {
+    {
+      std::lock_guard lock(mutex);
+      if (!idle.empty()) {
+        jq_state* state = idle.back();
+        idle.pop_back();
+        return state;
+      }
+      ++compiled;
+    }
+    // More concurrent callers than states compiled at load time: a sizing bug worth a warning.
+    spdlog::warn("compiling an extra jq state ({} in all) for a concurrent caller", compiled);
+    return compile_state(text);
+  }
+
+  void release(jq_state* state) {
+    std::lock_guard lock(mutex);
+    idle.push_back(state);
+  }
+};
+
+JqProgram::JqProgram(const std::string& text, std::size_t copies) : pool_(std::make_unique<StatePool>()) {
+  pool_->text = text;
+  for (std::size_t i = 0; i < std::max<std::size_t>(copies, 1); ++i) {
+    pool_->idle.push_back(compile_state(text));
+    ++pool_->compiled;
+  }
+}
+
+JqProgram::~JqProgram() = default;
+JqProgram::JqProgram(JqProgram&&) noexcept = default;
+JqProgram& JqProgram::operator=(JqProgram&&) noexcept = default;
+
+const std::string& JqProgram::text() const { return pool_->text; }
+
+JqOutcome JqProgram::run(const JqInput& input, std::size_t max_outputs) const {
+  JqOutcome outcome;
+  jq_state* state = pool_->acquire();
+  jq_start(state, jv_copy(input.value().value), 0);
+  while (true) {
+    jv result = jq_next(state);
+    if (!jv_is_valid(result)) {
+      if (jv_invalid_has_msg(jv_copy(result))) {
+        jv message = jv_invalid_get_msg(result);
+        if (jv_get_kind(message) == JV_KIND_STRING) {
+          outcome.error = jv_string_value(message);
+          jv_free(message);
+        } else {
+          jv text = jv_dump_string(message, 0);
+          outcome.error = jv_string_value(text);
+          jv_free(text);
+        }
+      } else {
+        jv_free(result);
+      }
+      break;
+    }
+    if (outcome.outputs.size() >= max_outputs) {
+      jv_free(result);
+      outcome.capped = true;
+      break;
+    }
+    outcome.outputs.push_back(from_jv(result));
+    if (jq_halted(state)) break;
+  }
+  // Starting the next run resets the state; restart on null now so the input is released promptly.
+  jq_start(state, jv_null(), 0);
+  pool_->release(state);
+  return outcome;
+}
+
+std::optional<std::string> jq_compile_error(const std::string& text) {
+  try {
+    jq_state* state = compile_state(text);
+    jq_teardown(&state);
+    return std::nullopt;
+  } catch (const JqCompileError& e) {
+    return std::string(e.what());
+  }
+}
+
+}  // namespace karta

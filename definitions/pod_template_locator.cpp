@@ -1,0 +1,192 @@
+#include "definitions/pod_template_locator.h"
+
+#include <cmath>
+#include <set>
+
+namespace karta {
+namespace {
+
+bool present(const json* value) { return value != nullptr && !value->is_null(); }
+
+// The object that would hold `pointer` exists (the map itself may be absent).
+bool holder_exists(const json& object, const json::json_pointer& pointer) {
+  if (pointer.empty()) return true;
+  const json* parent = find_at(object, pointer.parent_pointer());
+  return parent != nullptr && parent->is_object();
+}
+
+std::string describe(const ExpressionOutcome& outcome, const CompiledExpression& expression) {
+  std::string note = expression.field.field + " (" + expression.field.expression + ")";
+  if (outcome.error) note += ": stopped on error: " + *outcome.error;
+  if (outcome.capped) note += ": more than " + std::to_string(kMaxExpressionOutputs) + " outputs, the rest ignored";
+  return note;
+}
+
+class Locator {
+ public:
+  explicit Locator(DefinitionEvaluation& evaluation) : evaluation_(evaluation) {}
+
+  const std::vector<json::json_pointer>* pointers(ExpressionId id) {
+    if (id == kNoExpression) return nullptr;
+    const auto& outcome = evaluation_.outcome(id);
+    note_problems(outcome, id);
+    return &outcome.pointers;
+  }
+
+  const std::vector<json>* values(ExpressionId id) {
+    if (id == kNoExpression) return nullptr;
+    const auto& outcome = evaluation_.outcome(id);
+    note_problems(outcome, id);
+    return &outcome.values;
+  }
+
+  std::vector<std::string> notes;
+
+ private:
+  void note_problems(const ExpressionOutcome& outcome, ExpressionId id) {
+    if ((outcome.error || outcome.capped) && noted_.insert(id).second) {
+      notes.push_back(describe(outcome, evaluation_.definition().expressions()[id]));
+    }
+  }
+  DefinitionEvaluation& evaluation_;
+  std::set<ExpressionId> noted_;
+};
+
+std::optional<json::json_pointer> at(const std::vector<json::json_pointer>* list, std::size_t i) {
+  if (list == nullptr || i >= list->size()) return std::nullopt;
+  return (*list)[i];
+}
+
+std::string instance_name(const json& id) {
+  if (id.is_string()) return id.get<std::string>();
+  if (id.is_null()) return "";
+  return id.dump();
+}
+
+}  // namespace
+
+WorkloadLayout locate_pod_templates(DefinitionEvaluation& evaluation) {
+  WorkloadLayout layout;
+  Locator locator(evaluation);
+  const json& object = evaluation.object();
+  std::set<std::string> seen;  // two components naming the same template patch it once
+
+  for (const ComponentPlan& plan : evaluation.definition().components()) {
+    if (plan.spec_kind == SpecKind::None) continue;
+    const std::string& component = plan.component->name;
+
+    // The i-th output of every location expression belongs to instance i.
+    std::vector<PodTemplateLocation> instances;
+    if (plan.spec_kind == SpecKind::Fragmented) {
+      const auto* labels = locator.pointers(plan.labels);
+      const auto* annotations = locator.pointers(plan.annotations);
+      const auto* scheduler = locator.pointers(plan.scheduler_name);
+      const auto* tolerations = locator.pointers(plan.tolerations);
+      const auto* node_selector = locator.pointers(plan.node_selector);
+      const auto* resources = locator.pointers(plan.resources);
+      const auto* containers = locator.pointers(plan.containers);
+      const auto* container = locator.pointers(plan.container);
+      std::size_t count = 0;
+      for (const auto* list : {labels, annotations, scheduler, tolerations, node_selector, resources, containers, container}) {
+        if (list != nullptr) count = std::max(count, list->size());
+      }
+      for (std::size_t i = 0; i < count; ++i) {
+        PodTemplateLocation t;
+        t.kind = SpecKind::Fragmented;
+        t.labels = at(labels, i);
+        t.annotations = at(annotations, i);
+        t.scheduler_name = at(scheduler, i);
+        t.tolerations = at(tolerations, i);
+        t.node_selector = at(node_selector, i);
+        t.resources = at(resources, i);
+        t.containers = at(containers, i);
+        t.container = at(container, i);
+        // The instance exists when the object that would hold its labels (or first piece) exists.
+        std::optional<json::json_pointer> anchor = t.labels ? t.labels : t.annotations ? t.annotations : t.resources;
+        if (!anchor) anchor = t.scheduler_name ? t.scheduler_name : t.containers ? t.containers : t.container;
+        if (!anchor || !holder_exists(object, *anchor)) {
+          instances.emplace_back();  // keeps positions aligned with ids and replicas
+          continue;
+        }
+        t.location = anchor->parent_pointer();
+        instances.push_back(std::move(t));
+      }
+    } else {
+      const auto* locations = locator.pointers(plan.location);
+      const auto* metadata = locator.pointers(plan.metadata);
+      if (metadata != nullptr && locations != nullptr && metadata->size() != locations->size()) {
+        layout.notes.push_back(component + ": metadataPath gave " + std::to_string(metadata->size()) +
+                               " places for " + std::to_string(locations->size()) + " pod specs; labels skipped");
+        metadata = nullptr;
+      }
+      for (std::size_t i = 0; locations != nullptr && i < locations->size(); ++i) {
+        const json::json_pointer& pointer = (*locations)[i];
+        const json* value = find_at(object, pointer);
+        if (!present(value)) {  // never create a template the user did not write
+          instances.emplace_back();
+          continue;
+        }
+        PodTemplateLocation t;
+        t.kind = plan.spec_kind;
+        t.location = pointer;
+        if (!value->is_object()) {
+          layout.notes.push_back(component + ": " + pointer.to_string() + " is a " + value->type_name() +
+                                 ", not an object; skipped");
+          instances.emplace_back();
+          continue;
+        }
+        if (plan.spec_kind == SpecKind::PodTemplateSpec) {
+          t.labels = pointer / "metadata" / "labels";
+          t.annotations = pointer / "metadata" / "annotations";
+          t.pod_spec = pointer / "spec";
+        } else {
+          t.pod_spec = pointer;
+          if (auto m = at(metadata, i); m && holder_exists(object, *m)) {
+            t.labels = *m / "labels";
+            t.annotations = *m / "annotations";
+          }
+        }
+        instances.push_back(std::move(t));
+      }
+    }
+
+    const auto* ids = locator.values(plan.instance_id);
+    if (ids != nullptr && ids->size() != instances.size()) {
+      layout.notes.push_back(component + ": instanceIdPath gave " + std::to_string(ids->size()) + " ids for " +
+                             std::to_string(instances.size()) + " locations; ids by position used");
+      ids = nullptr;
+    }
+    const auto* replicas = locator.values(plan.replicas);
+    if (replicas != nullptr && replicas->size() != instances.size()) {
+      layout.notes.push_back(component + ": replicasPath gave " + std::to_string(replicas->size()) +
+                             " values for " + std::to_string(instances.size()) + " locations; 1 assumed");
+      replicas = nullptr;
+    }
+    for (std::size_t i = 0; i < instances.size(); ++i) {
+      PodTemplateLocation& t = instances[i];
+      if (t.kind == SpecKind::None) continue;
+      std::string key = t.location.to_string() + "|" + (t.labels ? t.labels->to_string() : "");
+      if (!seen.insert(key).second) continue;
+      t.component = component;
+      if (ids != nullptr && !instance_name((*ids)[i]).empty()) {
+        t.instance = instance_name((*ids)[i]);
+      } else {
+        t.instance = instances.size() == 1 ? component : component + "-" + std::to_string(i);
+      }
+      if (replicas != nullptr) {
+        const json& r = (*replicas)[i];
+        if (r.is_number() && std::isfinite(r.get<double>()) && r.get<double>() >= 0) {
+          t.replicas = static_cast<std::int64_t>(r.get<double>());
+        } else if (!r.is_null()) {
+          layout.notes.push_back(component + " " + t.instance + ": replicas " + r.dump() +
+                                 " is not a non-negative number; 1 assumed");
+        }
+      }
+      layout.templates.push_back(std::move(t));
+    }
+  }
+  for (auto& note : locator.notes) layout.notes.push_back(std::move(note));
+  return layout;
+}
+
+}  // namespace karta

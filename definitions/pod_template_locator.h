@@ -1,0 +1,38 @@
+#pragma once
+
+// Where, in one admitted object, a definition's pod templates are: one PodTemplateLocation per instance
+// (a JobSet's leader and worker replicated jobs, a PyTorchJob's Master and Worker).
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "definitions/compiled_definition.h"
+
+namespace karta {
+
+struct PodTemplateLocation {
+  std::string component;  // the definition's component name
+  std::string instance;   // instance id: "leader", "Worker", or the component name
+  SpecKind kind = SpecKind::None;
+  // The template itself: a PodTemplateSpec, a PodSpec, or (fragmented) the object holding the labels map.
+  json::json_pointer location;
+  // Maps that receive labels and annotations; may be absent from the object (then created).
+  std::optional<json::json_pointer> labels;
+  std::optional<json::json_pointer> annotations;
+  // The pod spec, when there is one: scheduler name, tolerations and node selector go inside it.
+  std::optional<json::json_pointer> pod_spec;
+  // Fragmented definitions name each piece instead.
+  std::optional<json::json_pointer> scheduler_name, tolerations, node_selector, resources, containers, container;
+  std::int64_t replicas = 1;  // pods of this instance, from scaleDefinition.replicasPath
+};
+
+struct WorkloadLayout {
+  std::vector<PodTemplateLocation> templates;
+  // What was odd about the object (an evaluation error, a count mismatch); logged, never fatal.
+  std::vector<std::string> notes;
+};
+
+WorkloadLayout locate_pod_templates(DefinitionEvaluation& evaluation);
+
+}  // namespace karta

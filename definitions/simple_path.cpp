@@ -1,0 +1,170 @@
+#include "definitions/simple_path.h"
+
+#include <cctype>
+
+namespace karta {
+namespace {
+
+bool is_identifier_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
+bool is_identifier_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+// A double-quoted string with no escapes other than \" and \\ (anything richer goes to jq).
+std::optional<std::string> read_quoted(std::string_view text, std::size_t& pos) {
+  if (pos >= text.size() || text[pos] != '"') return std::nullopt;
+  std::string value;
+  for (++pos; pos < text.size(); ++pos) {
+    char c = text[pos];
+    if (c == '"') {
+      ++pos;
+      return value;
+    }
+    if (c == '\\') {
+      if (pos + 1 >= text.size() || (text[pos + 1] != '"' && text[pos + 1] != '\\')) return std::nullopt;
+      value.push_back(text[++pos]);
+      continue;
+    }
+    if (static_cast<unsigned char>(c) < 0x20) return std::nullopt;
+    value.push_back(c);
+  }
+  return std::nullopt;
+}
+
+const char* kind_of(const json& value) {
+  switch (value.type()) {
+    case json::value_t::object:
+      return "object";
+    case json::value_t::array:
+      return "array";
+    case json::value_t::string:
+      return "string";
+    case json::value_t::boolean:
+      return "boolean";
+    case json::value_t::null:
+      return "null";
+    default:
+      return "number";
+  }
+}
+
+}  // namespace
+
+std::optional<SimplePath> SimplePath::parse(std::string_view text) {
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) text.remove_prefix(1);
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.remove_suffix(1);
+  if (text.empty() || text[0] != '.') return std::nullopt;
+  SimplePath path;
+  std::size_t pos = 0;
+  bool first = true;
+  while (pos < text.size()) {
+    char c = text[pos];
+    if (c == '.') {
+      ++pos;
+      if (pos >= text.size()) {
+        if (first) return path;  // "." alone: the whole document
+        return std::nullopt;
+      }
+      if (is_identifier_start(text[pos])) {
+        std::size_t start = pos;
+        while (pos < text.size() && is_identifier_char(text[pos])) ++pos;
+        path.steps_.push_back(Field{std::string(text.substr(start, pos - start))});
+      } else if (text[pos] == '"') {
+        auto name = read_quoted(text, pos);
+        if (!name) return std::nullopt;
+        path.steps_.push_back(Field{*name});
+      } else if (text[pos] == '[' && first) {
+        // ".[...]" at the start; jq 1.6 refuses ".a.[0]", so only here.
+      } else {
+        return std::nullopt;
+      }
+    } else if (c == '[') {
+      if (first) return std::nullopt;  // must start with "."
+      ++pos;
+      if (pos < text.size() && text[pos] == ']') {
+        ++pos;
+        path.steps_.push_back(Iterate{});
+      } else if (pos < text.size() && text[pos] == '"') {
+        auto name = read_quoted(text, pos);
+        if (!name || pos >= text.size() || text[pos] != ']') return std::nullopt;
+        ++pos;
+        path.steps_.push_back(Field{*name});
+      } else if (pos < text.size() && std::isdigit(static_cast<unsigned char>(text[pos]))) {
+        std::size_t start = pos;
+        while (pos < text.size() && std::isdigit(static_cast<unsigned char>(text[pos]))) ++pos;
+        if (pos - start > 9 || pos >= text.size() || text[pos] != ']') return std::nullopt;
+        path.steps_.push_back(Index{std::stoul(std::string(text.substr(start, pos - start)))});
+        ++pos;
+      } else {
+        return std::nullopt;
+      }
+    } else {
+      return std::nullopt;
+    }
+    first = false;
+  }
+  return path;
+}
+
+SimplePath::Result SimplePath::evaluate(const json& document, std::size_t max_outputs) const {
+  Result result;
+  // Depth-first over the steps, in jq's output order; a frame is a place reached after `step` steps.
+  struct Frame {
+    json::json_pointer pointer;
+    const json* value;
+    std::size_t step;
+  };
+  std::vector<Frame> stack{{json::json_pointer(), &document, 0}};
+  while (!stack.empty()) {
+    Frame frame = std::move(stack.back());
+    stack.pop_back();
+    if (frame.step == steps_.size()) {
+      if (result.matches.size() >= max_outputs) {
+        result.capped = true;
+        return result;
+      }
+      result.matches.push_back({std::move(frame.pointer), frame.value});
+      continue;
+    }
+    const json* value = frame.value;
+    const Step& step = steps_[frame.step];
+    if (const auto* field = std::get_if<Field>(&step)) {
+      const json* next = nullptr;
+      if (value != nullptr && value->is_object()) {
+        auto it = value->find(field->name);
+        if (it != value->end()) next = &*it;
+      } else if (value != nullptr && !value->is_null()) {
+        result.error = std::string("Cannot index ") + kind_of(*value) + " with \"" + field->name + "\"";
+        return result;
+      }
+      stack.push_back({frame.pointer / field->name, next, frame.step + 1});
+    } else if (const auto* index = std::get_if<Index>(&step)) {
+      const json* next = nullptr;
+      if (value != nullptr && value->is_array()) {
+        if (index->index < value->size()) next = &(*value)[index->index];
+      } else if (value != nullptr && !value->is_null()) {
+        result.error = std::string("Cannot index ") + kind_of(*value) + " with number";
+        return result;
+      }
+      stack.push_back({frame.pointer / index->index, next, frame.step + 1});
+    } else {
+      if (value == nullptr || !(value->is_array() || value->is_object())) {
+        result.error = std::string("Cannot iterate over ") + (value == nullptr ? "null" : kind_of(*value));
+        return result;
+      }
+      // Pushed in reverse so the first element is processed first.
+      if (value->is_array()) {
+        for (std::size_t i = value->size(); i-- > 0;) {
+          stack.push_back({frame.pointer / i, &(*value)[i], frame.step + 1});
+        }
+      } else {
+        std::vector<std::pair<const std::string*, const json*>> members;
+        for (auto it = value->begin(); it != value->end(); ++it) members.emplace_back(&it.key(), &it.value());
+        for (auto it = members.rbegin(); it != members.rend(); ++it) {
+          stack.push_back({frame.pointer / *it->first, it->second, frame.step + 1});
+        }
+      }
+    }
+  }
+  return result;
+}
+
+}  // namespace karta

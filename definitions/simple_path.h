@@ -1,0 +1,57 @@
+#pragma once
+
+// Paths made only of `.field`, `."quoted field"`, `.["field"]`, `[N]` and `[]` are evaluated natively on
+// nlohmann::json, with jq 1.6's own semantics (tests compare both on every catalog path and sample):
+// - `.field` on null gives null; on anything but an object or null it is an error;
+// - `[N]` on null gives null, past the end gives null; on anything but an array or null it is an error;
+// - `[]` iterates an array's elements or an object's values in key order; on anything else (null too)
+//   it is an error;
+// - an error ends the stream; what came before it is kept.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace karta {
+
+using json = nlohmann::json;
+
+class SimplePath {
+ public:
+  struct Field {
+    std::string name;
+  };
+  struct Index {
+    std::size_t index;
+  };
+  struct Iterate {};
+  using Step = std::variant<Field, Index, Iterate>;
+
+  // The path, or nullopt when `expression` uses anything beyond the simple grammar.
+  static std::optional<SimplePath> parse(std::string_view expression);
+
+  struct Match {
+    json::json_pointer pointer;
+    const json* value;  // nullptr where the path leads to a missing member or index
+  };
+  struct Result {
+    std::vector<Match> matches;
+    std::optional<std::string> error;
+    bool capped = false;
+  };
+
+  // Every place the path reaches in `document`, as jq's path(EXPR) would list it.
+  Result evaluate(const json& document, std::size_t max_outputs) const;
+
+  const std::vector<Step>& steps() const { return steps_; }
+
+ private:
+  std::vector<Step> steps_;
+};
+
+}  // namespace karta

@@ -1,0 +1,224 @@
+#include "mutate/json_patch_builder.h"
+
+#include <algorithm>
+#include <charconv>
+
+namespace karta {
+namespace {
+
+std::string escape(const std::string& token) {
+  std::string out;
+  out.reserve(token.size());
+  for (char c : token) {
+    if (c == '~') {
+      out += "~0";
+    } else if (c == '/') {
+      out += "~1";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+bool parse_index(const std::string& token, std::size_t& index) {
+  if (token.empty() || (token.size() > 1 && token[0] == '0')) return false;
+  auto [end, ec] = std::from_chars(token.data(), token.data() + token.size(), index);
+  return ec == std::errc() && end == token.data() + token.size();
+}
+
+}  // namespace
+
+std::vector<std::string> pointer_tokens(const json::json_pointer& pointer) {
+  std::vector<std::string> tokens;
+  std::string text = pointer.to_string();
+  std::size_t pos = 0;
+  while (pos < text.size()) {  // text starts with '/' when not empty
+    std::size_t next = text.find('/', pos + 1);
+    std::string raw = text.substr(pos + 1, next == std::string::npos ? std::string::npos : next - pos - 1);
+    std::string token;
+    for (std::size_t i = 0; i < raw.size(); ++i) {
+      if (raw[i] == '~' && i + 1 < raw.size()) {
+        token += raw[i + 1] == '1' ? '/' : '~';
+        ++i;
+      } else {
+        token += raw[i];
+      }
+    }
+    tokens.push_back(std::move(token));
+    if (next == std::string::npos) break;
+    pos = next;
+  }
+  return tokens;
+}
+
+std::string pointer_string(const std::vector<std::string>& tokens, std::size_t length) {
+  std::string out;
+  for (std::size_t i = 0; i < length && i < tokens.size(); ++i) out += "/" + escape(tokens[i]);
+  return out;
+}
+
+PatchChange JsonPatchBuilder::blocked(std::string reason) {
+  blocked_reason_ = std::move(reason);
+  return PatchChange::Blocked;
+}
+
+JsonPatchBuilder::Place JsonPatchBuilder::find_container(const std::vector<std::string>& tokens, bool leaf_is_array) {
+  Place place;
+  // Inside something this patch already creates?
+  for (std::size_t length = tokens.size(); length >= 1; --length) {
+    auto it = created_.find(pointer_string(tokens, length));
+    if (it == created_.end()) continue;
+    json* node = it->second;
+    for (std::size_t i = length; i < tokens.size(); ++i) {
+      if (!node->is_object()) {
+        place.blocked = true;
+        blocked_reason_ = pointer_string(tokens, i) + " is not an object";
+        return place;
+      }
+      bool last = i + 1 == tokens.size();
+      auto found = node->find(tokens[i]);
+      if (found == node->end()) {
+        node = &((*node)[tokens[i]] = (last && leaf_is_array) ? json::array() : json::object());
+        created_[pointer_string(tokens, i + 1)] = node;
+      } else {
+        node = &*found;
+      }
+    }
+    place.created = node;
+    return place;
+  }
+  // In the original object?
+  const json* node = &original_;
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
+    if (node->is_object()) {
+      auto found = node->find(tokens[i]);
+      if (found == node->end() || found->is_null()) {
+        place.missing_from = i;
+        return place;
+      }
+      node = &*found;
+    } else if (node->is_array()) {
+      std::size_t index = 0;
+      if (!parse_index(tokens[i], index) || index >= node->size()) {
+        place.blocked = true;
+        blocked_reason_ = pointer_string(tokens, i + 1) + " is past the end of a list";
+        return place;
+      }
+      node = &(*node)[index];
+    } else {
+      place.blocked = true;
+      blocked_reason_ = pointer_string(tokens, i) + " is a " + node->type_name() + ", not an object";
+      return place;
+    }
+  }
+  place.original = node;
+  return place;
+}
+
+void JsonPatchBuilder::add_operation(const std::vector<std::string>& tokens, std::size_t length, json value) {
+  operations_.push_back({pointer_string(tokens, length), std::move(value)});
+}
+
+PatchChange JsonPatchBuilder::set_member(const json::json_pointer& map, const std::string& key, const json& value,
+                                         bool overwrite) {
+  auto tokens = pointer_tokens(map);
+  Place place = find_container(tokens, /*leaf_is_array=*/false);
+  if (place.blocked) return PatchChange::Blocked;
+  if (place.created != nullptr) {
+    json& container = *place.created;
+    if (!container.is_object()) return blocked(pointer_string(tokens, tokens.size()) + " is not an object");
+    auto found = container.find(key);
+    if (found == container.end()) {
+      container[key] = value;
+      return PatchChange::Added;
+    }
+    if (*found == value) return PatchChange::Unchanged;
+    if (!overwrite) return PatchChange::Kept;
+    *found = value;
+    return PatchChange::Replaced;
+  }
+  if (place.original != nullptr) {
+    const json& container = *place.original;
+    if (!container.is_object()) {
+      return blocked(pointer_string(tokens, tokens.size()) + " is a " + container.type_name() + ", not an object");
+    }
+    tokens.push_back(key);
+    std::string path = pointer_string(tokens, tokens.size());
+    if (auto again = added_.find(path); again != added_.end()) {
+      if (*again->second == value) return PatchChange::Unchanged;
+      if (!overwrite) return PatchChange::Kept;
+      *again->second = value;
+      return PatchChange::Replaced;
+    }
+    auto found = container.find(key);
+    PatchChange change = PatchChange::Added;
+    if (found != container.end()) {
+      if (*found == value) return PatchChange::Unchanged;
+      if (!overwrite) return PatchChange::Kept;
+      change = PatchChange::Replaced;  // "add" on an existing member replaces it (RFC 6902 4.1)
+    }
+    add_operation(tokens, tokens.size(), value);
+    added_[path] = &operations_.back().value;
+    return change;
+  }
+  // Missing from tokens[missing_from] on: one add creates the first missing map with everything below.
+  json created = json::object({{key, value}});
+  for (std::size_t i = tokens.size(); i-- > place.missing_from + 1;) created = json::object({{tokens[i], std::move(created)}});
+  add_operation(tokens, place.missing_from + 1, std::move(created));
+  json* node = &operations_.back().value;
+  created_[pointer_string(tokens, place.missing_from + 1)] = node;
+  for (std::size_t i = place.missing_from + 1; i < tokens.size(); ++i) {
+    node = &(*node)[tokens[i]];
+    created_[pointer_string(tokens, i + 1)] = node;
+  }
+  return PatchChange::Added;
+}
+
+PatchChange JsonPatchBuilder::append_unique(const json::json_pointer& array, const json& value) {
+  auto tokens = pointer_tokens(array);
+  if (tokens.empty()) return blocked("cannot append to the document itself");
+  Place place = find_container(tokens, /*leaf_is_array=*/true);
+  if (place.blocked) return PatchChange::Blocked;
+  if (place.created != nullptr) {
+    json& container = *place.created;
+    if (!container.is_array()) return blocked(pointer_string(tokens, tokens.size()) + " is not a list");
+    if (std::find(container.begin(), container.end(), value) != container.end()) return PatchChange::Unchanged;
+    container.push_back(value);
+    return PatchChange::Added;
+  }
+  if (place.original != nullptr) {
+    const json& container = *place.original;
+    if (!container.is_array()) {
+      return blocked(pointer_string(tokens, tokens.size()) + " is a " + container.type_name() + ", not a list");
+    }
+    if (std::find(container.begin(), container.end(), value) != container.end()) return PatchChange::Unchanged;
+    std::string path = pointer_string(tokens, tokens.size());
+    for (const auto& op : operations_) {
+      if (op.path == path + "/-" && op.value == value) return PatchChange::Unchanged;
+    }
+    tokens.push_back("-");
+    add_operation(tokens, tokens.size(), value);
+    return PatchChange::Added;
+  }
+  json created = json::array({value});
+  for (std::size_t i = tokens.size() - 1; i > place.missing_from; --i) {
+    created = json::object({{tokens[i], std::move(created)}});
+  }
+  add_operation(tokens, place.missing_from + 1, std::move(created));
+  json* node = &operations_.back().value;
+  created_[pointer_string(tokens, place.missing_from + 1)] = node;
+  for (std::size_t i = place.missing_from + 1; i < tokens.size(); ++i) {
+    node = &(*node)[tokens[i]];
+    created_[pointer_string(tokens, i + 1)] = node;
+  }
+  return PatchChange::Added;
+}
+
+json JsonPatchBuilder::operations() const {
+  json patch = json::array();
+  for (const auto& op : operations_) patch.push_back({{"op", "add"}, {"path", op.path}, {"value", op.value}});
+  return patch;
+}
+
+}  // namespace karta

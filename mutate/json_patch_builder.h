@@ -1,0 +1,71 @@
+#pragma once
+
+// Builds an RFC 6902 JSON Patch of `add` operations at exact places of an object, never by pasting
+// strings. A missing map (and its missing parents) is created by a single `add`; later changes under a
+// map this patch creates are folded into that one operation.
+
+#include <deque>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace karta {
+
+using json = nlohmann::json;
+
+enum class PatchChange {
+  Added,      // the key (or element) was absent and is added
+  Replaced,   // it held another value and overwrite was asked for
+  Unchanged,  // it already holds the value
+  Kept,       // it holds another value and overwrite was not asked for
+  Blocked,    // the object's shape does not allow it (a parent is a string, say); see blocked_reason()
+};
+
+class JsonPatchBuilder {
+ public:
+  explicit JsonPatchBuilder(const json& original) : original_(original) {}
+
+  // Sets member `key` of the object at `map` to `value`.
+  PatchChange set_member(const json::json_pointer& map, const std::string& key, const json& value, bool overwrite);
+
+  // Appends `value` to the array at `array` unless an equal element is already there.
+  PatchChange append_unique(const json::json_pointer& array, const json& value);
+
+  // The patch: a JSON array of operations, in the order they were made.
+  json operations() const;
+  bool empty() const { return operations_.empty(); }
+  std::size_t size() const { return operations_.size(); }
+  const std::string& blocked_reason() const { return blocked_reason_; }
+
+ private:
+  struct Operation {
+    std::string path;
+    json value;
+  };
+
+  // Where a container is: in the original object, inside a value this patch creates, or nowhere yet.
+  struct Place {
+    const json* original = nullptr;  // found in the original object
+    json* created = nullptr;         // found (or made) inside a created value
+    std::size_t missing_from = 0;    // otherwise: tokens from this index on are absent from the original
+    bool blocked = false;
+  };
+  Place find_container(const std::vector<std::string>& tokens, bool leaf_is_array);
+  void add_operation(const std::vector<std::string>& tokens, std::size_t length, json value);
+  PatchChange blocked(std::string reason);
+
+  const json& original_;
+  std::deque<Operation> operations_;      // deque: references into values stay valid as it grows
+  std::map<std::string, json*> created_;  // pointer -> container created by this patch
+  std::map<std::string, json*> added_;    // pointer -> value of an add at an existing container
+  std::string blocked_reason_;
+};
+
+// The reference tokens of a JSON Pointer, unescaped (~1 is '/', ~0 is '~').
+std::vector<std::string> pointer_tokens(const json::json_pointer& pointer);
+// A JSON Pointer string from tokens, escaped.
+std::string pointer_string(const std::vector<std::string>& tokens, std::size_t length);
+
+}  // namespace karta

@@ -1,0 +1,30 @@
+#pragma once
+
+// The transport's view of one HTTP exchange: plain data, no Beast types, so handlers (and their tests)
+// need no socket.
+
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace karta {
+
+struct HttpRequest {
+  std::string method;  // "POST"
+  std::string path;    // "/mutate" (the query string is split off: the API server calls /mutate?timeout=10s)
+  std::string query;   // "timeout=10s"
+  std::string content_type;
+  std::string body;
+};
+
+struct HttpResponse {
+  int status = 200;
+  std::string content_type = "application/json";
+  std::string body;
+  std::vector<std::pair<std::string, std::string>> headers;
+};
+
+using HttpHandler = std::function<HttpResponse(const HttpRequest&)>;
+
+}  // namespace karta

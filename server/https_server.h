@@ -1,0 +1,102 @@
+#pragma once
+
+// The HTTPS transport, after Boost.Beast's async-ssl example server: a listener owns the acceptor and
+// gives each connection its own strand; a session is a chain of read/handle/write steps with a deadline
+// on every step. Knows nothing of Karta: it routes (method, path) to HttpHandlers.
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_set>
+#include <vector>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include "server/http_exchange.h"
+#include "server/tls_context.h"
+
+namespace karta {
+
+struct ServerOptions {
+  std::string bind_address = "0.0.0.0";
+  unsigned short port = 8443;  // 0 picks a free port (tests)
+  std::size_t threads = 2;
+  // controller-runtime's admission decoder allows 7 MiB: object and oldObject can each be 3 MB.
+  std::size_t body_limit = 7 * 1024 * 1024;
+  std::size_t header_limit = 16 * 1024;
+  std::chrono::milliseconds handshake_timeout{10'000};
+  // A whole request must arrive within this once the connection waits for one; a keep-alive
+  // connection idle this long is closed. Slow or idle clients cannot pile up.
+  std::chrono::milliseconds read_timeout{30'000};
+  std::chrono::milliseconds write_timeout{30'000};
+  std::chrono::milliseconds certificate_poll{1'000};  // how often the TLS files are checked for changes
+  // On SIGTERM: readiness turns false, then after shutdown_delay (so endpoints are removed) the
+  // acceptor closes and open requests get up to drain_timeout to finish.
+  std::chrono::milliseconds shutdown_delay{0};
+  std::chrono::milliseconds drain_timeout{30'000};
+  std::size_t max_connections = 10'000;
+};
+
+struct Route {
+  std::string method;
+  std::string path;
+  HttpHandler handler;
+};
+
+class HttpsServer {
+ public:
+  HttpsServer(ServerOptions options, std::shared_ptr<CertificateStore> certificates, std::vector<Route> routes);
+  ~HttpsServer();
+  HttpsServer(const HttpsServer&) = delete;
+  HttpsServer& operator=(const HttpsServer&) = delete;
+
+  // Binds and listens. Returns the bound port. Throws std::runtime_error if the address is unusable.
+  unsigned short listen();
+
+  // Serves until shutdown completes, on `threads` threads (this one included). With handle_signals,
+  // SIGTERM and SIGINT start a graceful shutdown.
+  void run(bool handle_signals = true);
+
+  // Starts a graceful shutdown from any thread: on_shutdown_begin runs first (readiness goes false).
+  void shutdown();
+  void set_on_shutdown_begin(std::function<void()> callback) { on_shutdown_begin_ = std::move(callback); }
+
+  std::size_t open_connections() const;
+  bool stopping() const { return stopping_.load(); }
+
+  // Answers one request without a socket (tests and fuzzers use it): routing, 404 and 405.
+  HttpResponse dispatch(const HttpRequest& request) const;
+
+  class Session;
+
+ private:
+  void do_accept();
+  void poll_certificates();
+  void begin_drain();
+  void check_drained();
+  void register_session(Session* session);
+  void unregister_session(Session* session);
+
+  ServerOptions options_;
+  std::shared_ptr<CertificateStore> certificates_;
+  std::vector<Route> routes_;
+  boost::asio::io_context io_;
+  boost::asio::ip::tcp::acceptor acceptor_;
+  boost::asio::steady_timer certificate_timer_;
+  boost::asio::steady_timer drain_timer_;
+  boost::asio::signal_set signals_;
+  std::chrono::steady_clock::time_point drain_deadline_;
+  std::function<void()> on_shutdown_begin_;
+  std::atomic<bool> stopping_{false};
+  mutable std::mutex sessions_mutex_;
+  std::unordered_set<Session*> sessions_;
+};
+
+}  // namespace karta

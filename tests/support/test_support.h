@@ -1,0 +1,81 @@
+#pragma once
+
+// Shared fixtures: files of the repository and the corpus, the built-in catalog (compiled once per
+// process: jq compilation costs ~18 ms a program), kubectl, certificates and an HTTPS client.
+
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "definitions/catalog.h"
+#include "definitions/documents.h"
+#include "policy/policy.h"
+
+namespace karta::test {
+
+using json = nlohmann::json;
+
+std::filesystem::path source_dir();
+std::filesystem::path binary_path();
+
+// The corpus (../shared/corpus). When it is missing, CI fails the test; elsewhere the test reports
+// itself as not run, by name, and returns false.
+std::optional<std::filesystem::path> corpus_dir();
+
+json yaml(const std::string& text);                           // one document
+std::vector<SourceDocument> documents(const std::filesystem::path& file);
+json document(const std::filesystem::path& file, std::size_t index = 0);
+
+const Catalog& builtin_catalog();
+Policy policy_from_yaml(const std::string& text);
+
+// Applies `patch` to `object` with `kubectl patch --local --type=json`, the API server's own JSON patch
+// library. Fails the test when kubectl refuses it.
+json kubectl_apply(const json& object, const json& patch);
+
+// An AdmissionReview as the API server sends it, for `object` (kind taken from the object).
+json admission_review(const json& object, const std::string& operation = "CREATE", const std::string& uid = "uid-1");
+
+// The patch of an encoded AdmissionReview response (decoded from base64), or null when it has none.
+json decoded_patch(const json& review);
+
+std::string run_command(const std::string& command, int* exit_code = nullptr);
+
+struct TempDir {
+  TempDir();
+  ~TempDir();
+  std::filesystem::path path;
+};
+
+// A CA and a server certificate for localhost/127.0.0.1, made fresh with openssl.
+struct TestCertificates {
+  explicit TestCertificates(const std::filesystem::path& dir, const std::string& name = "server");
+  std::filesystem::path ca, certificate, key;
+};
+
+struct HttpReply {
+  int status = 0;
+  std::string body;
+  std::string header_connection;
+};
+
+// A blocking HTTPS client that verifies the server against `ca` and keeps its connection alive.
+class HttpsClient {
+ public:
+  HttpsClient(unsigned short port, const std::filesystem::path& ca, int tls_version = 0);  // 0: any >= 1.2
+  ~HttpsClient();
+  HttpReply request(const std::string& method, const std::string& target, const std::string& body = "",
+                    const std::string& content_type = "application/json");
+  std::string peer_certificate_serial() const;
+  bool connected() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace karta::test

@@ -1,0 +1,20 @@
+#pragma once
+
+// The validating decisions as pure functions over JSON.
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace karta {
+
+using json = nlohmann::json;
+
+struct ValidationOutcome {
+  bool allowed = true;
+  std::string message;                // why it is denied: every fault, each with its place
+  std::vector<std::string> warnings;  // findings that do not block
+};
+
+}  // namespace karta
