@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "definitions/documents.h"
 #include "definitions/karta_definition.h"
 
 namespace karta {
@@ -74,9 +75,6 @@ std::string encode_admission_review(const AdmissionDecision& decision, const std
                                     const std::string& review_api_version = "admission.k8s.io/v1");
 
 std::string base64_encode(std::string_view bytes);
-
-// The deepest nesting of arrays and objects in JSON text, stopping early past `limit`.
-int json_nesting_depth(std::string_view text, int limit);
 
 }  // namespace karta
 

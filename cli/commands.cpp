@@ -9,7 +9,7 @@
 
 #include "admission/admission_service.h"
 #include "definitions/documents.h"
-#include "server/https_server.h"
+#include "cli/webhook.h"
 
 namespace karta {
 namespace {
@@ -41,46 +41,17 @@ void add_common_options(CLI::App& command, CommonOptions& options) {
 }
 
 std::shared_ptr<AdmissionState> load_state(const CommonOptions& options, std::size_t concurrency) {
-  auto state = std::make_shared<AdmissionState>();
-  CatalogSources sources;
-  for (const auto& directory : options.definitions) sources.directories.emplace_back(directory);
-  sources.concurrency = concurrency;
-  state->catalog = load_catalog(sources);
-  if (!options.policy.empty()) state->policy = load_policy(options.policy);
-  return state;
+  std::vector<std::filesystem::path> directories(options.definitions.begin(), options.definitions.end());
+  return load_admission_state(directories, options.policy, concurrency);
 }
 
-int serve(const CommonOptions& common, ServerOptions server_options, const TlsFiles& tls) {
+int serve(const CommonOptions& common, WebhookConfig config) {
   configure_logging(common);
-  auto started = std::chrono::steady_clock::now();
-  auto service = std::make_shared<AdmissionService>();
-  auto certificates = std::make_shared<CertificateStore>(tls);
-  auto state = load_state(common, server_options.threads);
-  if (common.policy.empty()) spdlog::warn("no --policy given: nothing will be injected");
-  auto load_ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
-  spdlog::info("loaded {} definitions and policy {} in {} ms", state->catalog.size(), state->policy.source,
-               load_ms.count());
-  service->update(std::move(state));
-
-  std::atomic<bool> shutting_down{false};
-  auto text = [](int status, std::string body) {
-    return HttpResponse{status, "text/plain; charset=utf-8", std::move(body) + "\n", {}};
-  };
-  std::vector<Route> routes{
-      {"POST", "/mutate", [service](const HttpRequest& r) { return service->handle(AdmissionEndpoint::Mutate, r); }},
-      {"POST", "/validate", [service](const HttpRequest& r) { return service->handle(AdmissionEndpoint::Validate, r); }},
-      {"GET", "/healthz", [text](const HttpRequest&) { return text(200, "ok"); }},
-      {"GET", "/readyz",
-       [service, text, &shutting_down](const HttpRequest&) {
-         if (shutting_down) return text(503, "shutting down");
-         return service->ready() ? text(200, "ok") : text(503, "definitions not loaded");
-       }},
-  };
-  HttpsServer server(server_options, certificates, std::move(routes));
-  server.set_on_shutdown_begin([&shutting_down] { shutting_down = true; });
-  unsigned short port = server.listen();
-  spdlog::info("serving HTTPS on {}:{} with {} threads", server_options.bind_address, port, server_options.threads);
-  server.run();
+  config.definition_directories.assign(common.definitions.begin(), common.definitions.end());
+  config.policy_file = common.policy;
+  Webhook webhook(std::move(config));
+  webhook.listen();
+  webhook.run();
   return 0;
 }
 
@@ -112,9 +83,10 @@ int run_command_line(int argc, char** argv, std::ostream& out, std::ostream& err
   app.set_version_flag("--version", "karta-webhook 0.1.0");
 
   CommonOptions common;
-  ServerOptions server_options;
+  WebhookConfig config;
+  ServerOptions& server_options = config.server;
   server_options.threads = std::max(1u, std::thread::hardware_concurrency());
-  TlsFiles tls;
+  TlsFiles& tls = config.tls;
   auto* serve_command = app.add_subcommand("serve", "Serve /mutate and /validate over HTTPS");
   serve_command->footer(
       "Example:\n  karta-webhook serve --tls-cert-file certs/out/tls.crt --tls-private-key-file certs/out/tls.key "
@@ -152,7 +124,7 @@ int run_command_line(int argc, char** argv, std::ostream& out, std::ostream& err
     if (*serve_command) {
       server_options.shutdown_delay = std::chrono::milliseconds(shutdown_delay_ms);
       server_options.drain_timeout = std::chrono::milliseconds(drain_timeout_ms);
-      return serve(common, server_options, tls);
+      return serve(common, std::move(config));
     }
     if (*mutate_command) return mutate_offline(common, manifest, out);
   } catch (const std::exception& e) {

@@ -1,5 +1,6 @@
 #include "definitions/documents.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <fstream>
@@ -100,10 +101,39 @@ bool looks_like_json(std::string_view text) {
 
 }  // namespace
 
+int json_nesting_depth(std::string_view text, int limit) {
+  int depth = 0;
+  int deepest = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+    } else if (c == '{' || c == '[') {
+      deepest = std::max(deepest, ++depth);
+      if (deepest > limit) return deepest;
+    } else if (c == '}' || c == ']') {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
 std::vector<SourceDocument> parse_documents(std::string_view text, const std::string& source_name) {
   std::vector<SourceDocument> documents;
   if (looks_like_json(text)) {
     // nlohmann's parser is iterative and much faster than yaml-cpp on large JSON.
+    if (json_nesting_depth(text, kMaxDepth) > kMaxDepth) {
+      throw InputError(source_name + "#0: nesting deeper than " + std::to_string(kMaxDepth) + " levels");
+    }
     json value = json::parse(text, nullptr, /*allow_exceptions=*/false);
     if (!value.is_discarded()) {
       if (value.is_object() && value.value("kind", "") == "List" && value.contains("items") &&

@@ -132,7 +132,7 @@ SimplePath::Result SimplePath::evaluate(const json& document, std::size_t max_ou
         auto it = value->find(field->name);
         if (it != value->end()) next = &*it;
       } else if (value != nullptr && !value->is_null()) {
-        result.error = std::string("Cannot index ") + kind_of(*value) + " with \"" + field->name + "\"";
+        result.error = std::string("Cannot index ") + kind_of(*value) + " with string \"" + field->name + "\"";
         return result;
       }
       stack.push_back({frame.pointer / field->name, next, frame.step + 1});
@@ -147,7 +147,8 @@ SimplePath::Result SimplePath::evaluate(const json& document, std::size_t max_ou
       stack.push_back({frame.pointer / index->index, next, frame.step + 1});
     } else {
       if (value == nullptr || !(value->is_array() || value->is_object())) {
-        result.error = std::string("Cannot iterate over ") + (value == nullptr ? "null" : kind_of(*value));
+        result.error = value == nullptr ? std::string("Cannot iterate over null (null)")
+                                        : std::string("Cannot iterate over ") + kind_of(*value);
         return result;
       }
       // Pushed in reverse so the first element is processed first.

@@ -200,6 +200,15 @@ HttpReply HttpsClient::request(const std::string& method, const std::string& tar
   return {static_cast<int>(response.result_int()), response.body(), std::string(response[http::field::connection])};
 }
 
+HttpReply HttpsClient::send_raw(const std::string& bytes) {
+  beast::get_lowest_layer(*impl_->stream).expires_after(std::chrono::seconds(30));
+  net::write(*impl_->stream, net::buffer(bytes));
+  http::response_parser<http::string_body> parser;
+  http::read(*impl_->stream, impl_->buffer, parser);
+  auto response = parser.release();
+  return {static_cast<int>(response.result_int()), response.body(), std::string(response[http::field::connection])};
+}
+
 std::string HttpsClient::peer_certificate_serial() const {
   X509* peer = SSL_get1_peer_certificate(impl_->stream->native_handle());
   if (peer == nullptr) return "";

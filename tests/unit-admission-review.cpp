@@ -1,0 +1,97 @@
+#include <doctest/doctest.h>
+
+#include "admission/admission_review.h"
+
+using karta::AdmissionDecision;
+using karta::json;
+
+namespace {
+
+std::string decode_error(const std::string& body) {
+  auto decoding = karta::decode_admission_review(body);
+  CHECK_FALSE(decoding.review.has_value());
+  return decoding.error;
+}
+
+}  // namespace
+
+TEST_CASE("a well-formed review is decoded field by field") {
+  auto decoding = karta::decode_admission_review(R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview",
+    "request":{"uid":"705ab4f5-6393-11e8-b7cc-42010a800002",
+      "kind":{"group":"jobset.x-k8s.io","version":"v1alpha2","kind":"JobSet"},
+      "resource":{"group":"jobset.x-k8s.io","version":"v1alpha2","resource":"jobsets"},
+      "subResource":"status","name":"demo","namespace":"research","operation":"UPDATE",
+      "userInfo":{"username":"alice"},"object":{"kind":"JobSet"},"oldObject":null,"dryRun":true}})");
+  REQUIRE(decoding.review.has_value());
+  const auto& r = decoding.review->request;
+  CHECK(r.uid == "705ab4f5-6393-11e8-b7cc-42010a800002");
+  CHECK(r.kind == karta::GroupVersionKind{"jobset.x-k8s.io", "v1alpha2", "JobSet"});
+  CHECK(r.resource == "jobsets");
+  CHECK(r.sub_resource == "status");
+  CHECK(r.operation == "UPDATE");
+  CHECK(r.namespace_name == "research");
+  CHECK(r.name == "demo");
+  CHECK(r.username == "alice");
+  CHECK(r.dry_run);
+  REQUIRE(r.object != nullptr);
+  CHECK(*r.object == json{{"kind", "JobSet"}});
+  CHECK(r.old_object == nullptr);
+}
+
+TEST_CASE("a malformed envelope is refused with what is wrong and where") {
+  const std::string head = R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":)";
+  CHECK(decode_error("") == "empty body: expected an admission.k8s.io/v1 AdmissionReview");
+  CHECK(decode_error("[1,2]") == "body must be a JSON object (an AdmissionReview), not array");
+  CHECK(decode_error(R"({"apiVersion":"admission.k8s.io/v1beta1","kind":"AdmissionReview"})") ==
+        "expected apiVersion admission.k8s.io/v1 and kind AdmissionReview, got admission.k8s.io/v1beta1 AdmissionReview");
+  CHECK(decode_error(R"({"kind":"AdmissionReview"})") == "apiVersion: is required");
+  CHECK(decode_error(R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview"})") == "request: is required");
+  CHECK(decode_error(head + R"("text"})") == "request: must be an object, not string");
+  CHECK(decode_error(head + R"({"kind":{"version":"v1","kind":"Pod"},"operation":"CREATE"}})") ==
+        "request.uid: is required");
+  CHECK(decode_error(head + R"({"uid":7}})") == "request.uid: must be a string, not number");
+  CHECK(decode_error(head + R"({"uid":"u","operation":"CREATE"}})") == "request.kind: is required");
+  CHECK(decode_error(head + R"({"uid":"u","kind":{"version":"v1","kind":"Pod"},"operation":"PATCH"}})") ==
+        "request.operation: \"PATCH\" is not CREATE, UPDATE, DELETE or CONNECT");
+  CHECK(decode_error(head + R"({"uid":"u","kind":{"version":"v1","kind":"Pod"},"operation":"CREATE","object":"x"}})") ==
+        "request.object: must be an object, not string");
+  CHECK(decode_error(head + R"({"uid":"u","kind":{"version":"v1","kind":"Pod"},"operation":"CREATE","dryRun":"yes"}})") ==
+        "request.dryRun: must be a boolean, not string");
+  CHECK(decode_error(R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionRev)").rfind("body is not JSON: ", 0) == 0);
+}
+
+TEST_CASE("regression: 200,000-deep nesting is refused before parsing") {
+  std::string body = std::string(200000, '[') + std::string(200000, ']');
+  CHECK(decode_error(body) == "body nested deeper than 1000 levels");
+  // Brackets inside strings do not count.
+  CHECK(karta::json_nesting_depth(R"({"a":"[[[[[[","b":[{}]})", 100) == 3);
+}
+
+TEST_CASE("responses echo the uid and carry the patch base64-encoded") {
+  json patch = json::parse(R"([{"op":"add","path":"/metadata/labels","value":{"a":"b"}}])");
+  json review = json::parse(karta::encode_admission_review(AdmissionDecision::patched(patch), "u-1"));
+  CHECK(review == json::parse(R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","response":{
+      "uid":"u-1","allowed":true,"status":{"code":200},"patchType":"JSONPatch",
+      "patch":"W3sib3AiOiJhZGQiLCJwYXRoIjoiL21ldGFkYXRhL2xhYmVscyIsInZhbHVlIjp7ImEiOiJiIn19XQ=="}})"));
+
+  CHECK(json::parse(karta::encode_admission_review(AdmissionDecision::patched(json::array()), "u-2")) ==
+        json::parse(R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","response":{
+            "uid":"u-2","allowed":true,"status":{"code":200}}})"));
+
+  auto denied = AdmissionDecision::deny("label team missing");
+  denied.warnings = {"w1"};
+  CHECK(json::parse(karta::encode_admission_review(denied, "u-3")) ==
+        json::parse(R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","response":{
+            "uid":"u-3","allowed":false,"status":{"code":403,"reason":"Forbidden","message":"label team missing"},
+            "warnings":["w1"]}})"));
+}
+
+TEST_CASE("base64 matches RFC 4648's test vectors") {
+  CHECK(karta::base64_encode("") == "");
+  CHECK(karta::base64_encode("f") == "Zg==");
+  CHECK(karta::base64_encode("fo") == "Zm8=");
+  CHECK(karta::base64_encode("foo") == "Zm9v");
+  CHECK(karta::base64_encode("foob") == "Zm9vYg==");
+  CHECK(karta::base64_encode("fooba") == "Zm9vYmE=");
+  CHECK(karta::base64_encode("foobar") == "Zm9vYmFy");
+}

@@ -1,0 +1,108 @@
+#include <doctest/doctest.h>
+
+#include "admission/admission_service.h"
+#include "support/test_support.h"
+
+using karta::AdmissionEndpoint;
+using karta::HttpRequest;
+using karta::json;
+namespace test = karta::test;
+
+namespace {
+
+karta::AdmissionService& service() {
+  static auto instance = [] {
+    auto s = std::make_unique<karta::AdmissionService>();
+    auto state = std::make_shared<karta::AdmissionState>();
+    state->catalog = test::builtin_catalog();
+    state->policy = test::policy_from_yaml(R"(
+podTemplates:
+  labels: {platform.example.com/managed: "true"}
+)");
+    s->update(state);
+    return s;
+  }();
+  return *instance;
+}
+
+karta::HttpResponse post(AdmissionEndpoint endpoint, const std::string& body) {
+  return service().handle(endpoint, HttpRequest{"POST", "/mutate", "timeout=10s", "application/json", body});
+}
+
+json demo() { return test::document(test::source_dir() / "examples/jobset-demo.yaml"); }
+
+}  // namespace
+
+TEST_CASE("a JobSet review is answered with its uid and the patch of both templates") {
+  auto response = post(AdmissionEndpoint::Mutate, test::admission_review(demo(), "CREATE", "abc-123").dump());
+  CHECK(response.status == 200);
+  CHECK(response.content_type == "application/json");
+  json review = json::parse(response.body);
+  CHECK(review["apiVersion"] == "admission.k8s.io/v1");
+  CHECK(review["kind"] == "AdmissionReview");
+  CHECK(review["response"]["uid"] == "abc-123");
+  CHECK(review["response"]["allowed"] == true);
+  CHECK(review["response"]["patchType"] == "JSONPatch");
+  CHECK(test::decoded_patch(review) == json::parse(R"([{"op":"add",
+      "path":"/spec/replicatedJobs/1/template/spec/template/metadata",
+      "value":{"labels":{"platform.example.com/managed":"true"}}}])"));
+}
+
+TEST_CASE("out-of-scope requests are admitted with no patch") {
+  const json no_patch = json::parse(R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview",
+      "response":{"uid":"uid-1","allowed":true,"status":{"code":200}}})");
+  SUBCASE("a kind without a definition: the core v1 Service") {
+    json svc = {{"apiVersion", "v1"}, {"kind", "Service"}, {"metadata", {{"name", "s"}}}, {"spec", json::object()}};
+    CHECK(json::parse(post(AdmissionEndpoint::Mutate, test::admission_review(svc).dump()).body) == no_patch);
+  }
+  SUBCASE("Knative's Service is not the core Service, and vice versa") {
+    json svc = {{"apiVersion", "serving.knative.dev/v1"}, {"kind", "Service"}, {"metadata", {{"name", "s"}}}};
+    json review = test::admission_review(svc);
+    review["request"]["kind"] = {{"group", ""}, {"version", "v1"}, {"kind", "Service"}};
+    CHECK(json::parse(post(AdmissionEndpoint::Mutate, review.dump()).body) == no_patch);
+  }
+  SUBCASE("DELETE, with no object") {
+    json review = test::admission_review(demo(), "DELETE");
+    review["request"]["object"] = nullptr;
+    review["request"]["oldObject"] = demo();
+    CHECK(json::parse(post(AdmissionEndpoint::Mutate, review.dump()).body) == no_patch);
+  }
+  SUBCASE("the status subresource") {
+    json review = test::admission_review(demo(), "UPDATE");
+    review["request"]["subResource"] = "status";
+    CHECK(json::parse(post(AdmissionEndpoint::Mutate, review.dump()).body) == no_patch);
+  }
+  SUBCASE("the scale subresource") {
+    json review = test::admission_review(demo(), "UPDATE");
+    review["request"]["subResource"] = "scale";
+    CHECK(json::parse(post(AdmissionEndpoint::Mutate, review.dump()).body) == no_patch);
+  }
+  SUBCASE("a dry run") {
+    json review = test::admission_review(demo());
+    review["request"]["dryRun"] = true;
+    CHECK(json::parse(post(AdmissionEndpoint::Mutate, review.dump()).body) == no_patch);
+  }
+  SUBCASE("/validate admits everything") {
+    CHECK(json::parse(post(AdmissionEndpoint::Validate, test::admission_review(demo()).dump()).body) == no_patch);
+  }
+}
+
+TEST_CASE("a malformed envelope is an HTTP 400 with the reason, so the failure policy applies") {
+  auto response = post(AdmissionEndpoint::Mutate, R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview",
+      "request":{"kind":{"version":"v1","kind":"Pod"},"operation":"CREATE"}})");
+  CHECK(response.status == 400);
+  CHECK(response.body == "malformed AdmissionReview: request.uid: is required\n");
+  response = post(AdmissionEndpoint::Mutate, "{truncated");
+  CHECK(response.status == 400);
+  CHECK(response.body.rfind("malformed AdmissionReview: body is not JSON: ", 0) == 0);
+  response = service().handle(AdmissionEndpoint::Mutate, HttpRequest{"POST", "/mutate", "", "text/plain", "{}"});
+  CHECK(response.status == 415);
+}
+
+TEST_CASE("a service with nothing loaded answers 503 and is not ready") {
+  karta::AdmissionService empty;
+  CHECK_FALSE(empty.ready());
+  auto response = empty.handle(AdmissionEndpoint::Mutate,
+                               HttpRequest{"POST", "/mutate", "", "application/json", test::admission_review(demo()).dump()});
+  CHECK(response.status == 503);
+}

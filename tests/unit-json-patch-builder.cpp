@@ -1,0 +1,76 @@
+#include <doctest/doctest.h>
+
+#include "mutate/json_patch_builder.h"
+#include "support/test_support.h"
+
+using karta::JsonPatchBuilder;
+using karta::PatchChange;
+using karta::json;
+using ptr = karta::json::json_pointer;
+
+TEST_CASE("a missing metadata map is created by one add holding labels and annotations") {
+  json object = json::parse(R"({"apiVersion":"example.com/v1","kind":"Thing","spec":{"template":{"spec":{}}}})");
+  JsonPatchBuilder patch(object);
+  CHECK(patch.set_member(ptr("/spec/template/metadata/labels"), "a/b", "1", false) == PatchChange::Added);
+  CHECK(patch.set_member(ptr("/spec/template/metadata/labels"), "c", "2", false) == PatchChange::Added);
+  CHECK(patch.set_member(ptr("/spec/template/metadata/annotations"), "n", "v", false) == PatchChange::Added);
+  CHECK(patch.operations() == json::parse(R"([{"op":"add","path":"/spec/template/metadata",
+      "value":{"labels":{"a/b":"1","c":"2"},"annotations":{"n":"v"}}}])"));
+  CHECK(karta::test::kubectl_apply(object, patch.operations()) ==
+        json::parse(R"({"apiVersion":"example.com/v1","kind":"Thing",
+            "spec":{"template":{"metadata":{"labels":{"a/b":"1","c":"2"},"annotations":{"n":"v"}},"spec":{}}}})"));
+}
+
+TEST_CASE("keys of an existing map are added one by one, escaped, and existing values are kept") {
+  json object = json::parse(R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"labels":{"keep":"mine","same":"x"}}})");
+  JsonPatchBuilder patch(object);
+  CHECK(patch.set_member(ptr("/metadata/labels"), "kai.scheduler/queue", "q", false) == PatchChange::Added);
+  CHECK(patch.set_member(ptr("/metadata/labels"), "a~b", "t", false) == PatchChange::Added);
+  CHECK(patch.set_member(ptr("/metadata/labels"), "keep", "theirs", false) == PatchChange::Kept);
+  CHECK(patch.set_member(ptr("/metadata/labels"), "same", "x", true) == PatchChange::Unchanged);
+  CHECK(patch.operations() == json::parse(R"([
+      {"op":"add","path":"/metadata/labels/kai.scheduler~1queue","value":"q"},
+      {"op":"add","path":"/metadata/labels/a~0b","value":"t"}])"));
+  CHECK(karta::test::kubectl_apply(object, patch.operations())["metadata"]["labels"] ==
+        json::parse(R"({"keep":"mine","same":"x","kai.scheduler/queue":"q","a~b":"t"})"));
+}
+
+TEST_CASE("overwrite replaces a differing value with an add on the existing member") {
+  json object = json::parse(R"({"metadata":{"labels":{"team":"old"}}})");
+  JsonPatchBuilder patch(object);
+  CHECK(patch.set_member(ptr("/metadata/labels"), "team", "new", true) == PatchChange::Replaced);
+  CHECK(patch.operations() == json::parse(R"([{"op":"add","path":"/metadata/labels/team","value":"new"}])"));
+}
+
+TEST_CASE("a null map is replaced as if absent") {
+  json object = json::parse(R"({"metadata":{"labels":null}})");
+  JsonPatchBuilder patch(object);
+  patch.set_member(ptr("/metadata/labels"), "a", "1", false);
+  CHECK(patch.operations() == json::parse(R"([{"op":"add","path":"/metadata/labels","value":{"a":"1"}}])"));
+}
+
+TEST_CASE("an odd shape blocks the change with a reason instead of producing a bad patch") {
+  json object = json::parse(R"({"metadata":{"labels":["not","a","map"]},"spec":"text"})");
+  JsonPatchBuilder patch(object);
+  CHECK(patch.set_member(ptr("/metadata/labels"), "a", "1", false) == PatchChange::Blocked);
+  CHECK(patch.blocked_reason() == "/metadata/labels is a array, not an object");
+  CHECK(patch.set_member(ptr("/spec/template/metadata/labels"), "a", "1", false) == PatchChange::Blocked);
+  CHECK(patch.blocked_reason() == "/spec is a string, not an object");
+  CHECK(patch.operations() == json::array());
+}
+
+TEST_CASE("appending to a list adds to its end once, or creates the list") {
+  json object = json::parse(R"({"apiVersion":"example.com/v1","kind":"Thing",
+      "a":{"spec":{"tolerations":[{"key":"x"}]}},"b":{"spec":{}}})");
+  JsonPatchBuilder patch(object);
+  json toleration = {{"key", "nvidia.com/gpu"}, {"operator", "Exists"}};
+  CHECK(patch.append_unique(ptr("/a/spec/tolerations"), toleration) == PatchChange::Added);
+  CHECK(patch.append_unique(ptr("/a/spec/tolerations"), toleration) == PatchChange::Unchanged);
+  CHECK(patch.append_unique(ptr("/a/spec/tolerations"), json{{"key", "x"}}) == PatchChange::Unchanged);
+  CHECK(patch.append_unique(ptr("/b/spec/tolerations"), toleration) == PatchChange::Added);
+  CHECK(patch.operations() == json::parse(R"([
+      {"op":"add","path":"/a/spec/tolerations/-","value":{"key":"nvidia.com/gpu","operator":"Exists"}},
+      {"op":"add","path":"/b/spec/tolerations","value":[{"key":"nvidia.com/gpu","operator":"Exists"}]}])"));
+  auto patched = karta::test::kubectl_apply(object, patch.operations());
+  CHECK(patched["a"]["spec"]["tolerations"].size() == 2);
+}

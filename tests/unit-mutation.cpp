@@ -1,0 +1,140 @@
+#include <doctest/doctest.h>
+
+#include "definitions/catalog.h"
+#include "mutate/mutation.h"
+#include "support/test_support.h"
+
+using karta::json;
+namespace test = karta::test;
+
+namespace {
+
+const char* kPolicy = R"(
+podTemplates:
+  labels: {platform.example.com/managed: "true"}
+  annotations: {platform.example.com/owner: platform}
+  overwrite: false
+)";
+
+json demo_jobset() { return test::document(test::source_dir() / "examples/jobset-demo.yaml"); }
+
+const karta::CompiledDefinition& jobset_definition() {
+  const auto* definition = test::builtin_catalog().find({"jobset.x-k8s.io", "v1alpha2", "JobSet"});
+  REQUIRE(definition != nullptr);
+  return *definition;
+}
+
+}  // namespace
+
+TEST_CASE("the demo JobSet's two pod templates are labelled and annotated, and the leader keeps its own label") {
+  json object = demo_jobset();
+  auto outcome = karta::mutate_workload(object, jobset_definition(), test::policy_from_yaml(kPolicy));
+  CHECK(outcome.templates == 2);
+  CHECK(outcome.notes.empty());
+  CHECK(outcome.patch == json::parse(R"([
+    {"op":"add","path":"/spec/replicatedJobs/0/template/spec/template/metadata/annotations",
+     "value":{"platform.example.com/owner":"platform"}},
+    {"op":"add","path":"/spec/replicatedJobs/1/template/spec/template/metadata",
+     "value":{"labels":{"platform.example.com/managed":"true"},"annotations":{"platform.example.com/owner":"platform"}}}
+  ])"));
+
+  json patched = test::kubectl_apply(object, outcome.patch);
+  const json& jobs = patched["spec"]["replicatedJobs"];
+  CHECK(jobs[0]["template"]["spec"]["template"]["metadata"] == json::parse(R"({
+      "labels":{"platform.example.com/managed":"user-set"},
+      "annotations":{"platform.example.com/owner":"platform"}})"));
+  CHECK(jobs[1]["template"]["spec"]["template"]["metadata"] == json::parse(R"({
+      "labels":{"platform.example.com/managed":"true"},
+      "annotations":{"platform.example.com/owner":"platform"}})"));
+  // Nothing else moved: the patched object minus the two metadata maps is the original.
+  json reverted = patched;
+  reverted["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["metadata"].erase("annotations");
+  reverted["spec"]["replicatedJobs"][1]["template"]["spec"]["template"].erase("metadata");
+  CHECK(reverted == object);
+
+  SUBCASE("the patched object, sent again, gets no patch") {
+    auto again = karta::mutate_workload(patched, jobset_definition(), test::policy_from_yaml(kPolicy));
+    CHECK(again.patch == json::array());
+  }
+}
+
+TEST_CASE("overwrite: true replaces a label the user set, and is idempotent too") {
+  json object = demo_jobset();
+  auto policy = test::policy_from_yaml(R"(
+podTemplates:
+  labels: {platform.example.com/managed: "true"}
+  overwrite: true
+)");
+  auto outcome = karta::mutate_workload(object, jobset_definition(), policy);
+  CHECK(outcome.patch == json::parse(R"([
+    {"op":"add","path":"/spec/replicatedJobs/0/template/spec/template/metadata/labels/platform.example.com~1managed",
+     "value":"true"},
+    {"op":"add","path":"/spec/replicatedJobs/1/template/spec/template/metadata",
+     "value":{"labels":{"platform.example.com/managed":"true"}}}
+  ])"));
+  json patched = test::kubectl_apply(object, outcome.patch);
+  CHECK(karta::mutate_workload(patched, jobset_definition(), policy).patch == json::array());
+}
+
+TEST_CASE("an absent optional template is not created") {
+  // A made-up kind whose leader template is optional, like LeaderWorkerSet's leaderTemplate.
+  auto definitions = karta::parse_definitions(R"(
+apiVersion: run.ai/v1alpha1
+kind: Karta
+metadata: {name: trainer}
+spec:
+  structureDefinition:
+    rootComponent:
+      name: trainer
+      kind: {group: example.com, version: v1, kind: Trainer}
+      statusDefinition: {phaseDefinition: {path: .status.phase}}
+    childComponents:
+      - name: leader
+        kind: {group: "", version: v1, kind: Pod}
+        ownerRef: trainer
+        specDefinition: {podTemplateSpecPath: .spec.leader.template}
+      - name: worker
+        kind: {group: "", version: v1, kind: Pod}
+        ownerRef: trainer
+        specDefinition: {podTemplateSpecPath: .spec.worker.template}
+)", "trainer.yaml");
+  REQUIRE(definitions.size() == 1);
+  auto definition = karta::CompiledDefinition::compile(definitions[0], 1);
+  auto policy = test::policy_from_yaml(kPolicy);
+
+  json without_leader = json::parse(R"({"apiVersion":"example.com/v1","kind":"Trainer","metadata":{"name":"t"},
+      "spec":{"worker":{"template":{"spec":{"containers":[{"name":"w","image":"i"}]}}}}})");
+  auto outcome = karta::mutate_workload(without_leader, *definition, policy);
+  CHECK(outcome.templates == 1);
+  CHECK(outcome.patch == json::parse(R"([{"op":"add","path":"/spec/worker/template/metadata",
+      "value":{"labels":{"platform.example.com/managed":"true"},"annotations":{"platform.example.com/owner":"platform"}}}])"));
+
+  json null_leader = without_leader;
+  null_leader["spec"]["leader"] = {{"template", nullptr}};
+  CHECK(karta::mutate_workload(null_leader, *definition, policy).patch == outcome.patch);
+}
+
+TEST_CASE("an object of the right kind but odd shape is left unpatched with a note, never an exception") {
+  auto policy = test::policy_from_yaml(kPolicy);
+  json strings = json::parse(R"({"apiVersion":"jobset.x-k8s.io/v1alpha2","kind":"JobSet","spec":"oops"})");
+  auto outcome = karta::mutate_workload(strings, jobset_definition(), policy);
+  CHECK(outcome.patch == json::array());
+  CHECK(outcome.notes == std::vector<std::string>{
+      "spec.structureDefinition.childComponents[0].specDefinition.podTemplateSpecPath "
+      "(.spec.replicatedJobs[].template.spec.template): stopped on error: Cannot index string with string "
+      "\"replicatedJobs\"",
+      "spec.structureDefinition.childComponents[0].instanceIdPath (.spec.replicatedJobs[].name): stopped on error: "
+      "Cannot index string with string \"replicatedJobs\"",
+      "spec.structureDefinition.childComponents[0].scaleDefinition.replicasPath (.spec.replicatedJobs[] | (.replicas "
+      "// 1) * (.template.spec.parallelism // 1)): stopped on error: Cannot index string with string \"replicatedJobs\""});
+
+  json label_list = demo_jobset();
+  label_list["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["metadata"]["labels"] = json::array({"x"});
+  outcome = karta::mutate_workload(label_list, jobset_definition(), policy);
+  CHECK(outcome.notes == std::vector<std::string>{
+      "replicatedjob leader: /spec/replicatedJobs/0/template/spec/template/metadata/labels is a array, not an object; "
+      "left as is"});
+  // The other template and the leader's annotations are still patched.
+  CHECK(outcome.patch.size() == 2);
+  test::kubectl_apply(label_list, outcome.patch);
+}

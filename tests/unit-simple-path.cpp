@@ -1,0 +1,100 @@
+#include <doctest/doctest.h>
+
+#include "definitions/jq_program.h"
+#include "definitions/simple_path.h"
+
+using karta::json;
+using karta::JqInput;
+using karta::JqProgram;
+using karta::SimplePath;
+
+namespace {
+
+std::vector<std::string> native_paths(const std::string& expression, const json& document, bool* error = nullptr) {
+  auto path = SimplePath::parse(expression);
+  REQUIRE_MESSAGE(path.has_value(), expression);
+  auto result = path->evaluate(document, 1000);
+  if (error != nullptr) *error = result.error.has_value();
+  std::vector<std::string> out;
+  for (const auto& m : result.matches) out.push_back(m.pointer.to_string());
+  return out;
+}
+
+// The same through libjq: the pointers of path(EXPR), stopping at an error as jq does.
+std::vector<std::string> jq_paths(const std::string& expression, const json& document, bool* error = nullptr) {
+  JqProgram program("path(" + expression + ")", 1);
+  JqInput input(document);
+  auto outcome = program.run(input, 1000);
+  if (error != nullptr) *error = outcome.error.has_value();
+  std::vector<std::string> out;
+  for (const auto& p : outcome.outputs) {
+    json::json_pointer pointer;
+    for (const auto& token : p) {
+      if (token.is_string()) pointer /= token.get<std::string>();
+      else pointer /= token.get<std::size_t>();
+    }
+    out.push_back(pointer.to_string());
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("the simple grammar takes fields, quoted fields, indexes and iteration, and nothing else") {
+  CHECK(SimplePath::parse(".spec.replicatedJobs[].template.spec.template").has_value());
+  CHECK(SimplePath::parse(".spec[\"pytorchReplicaSpecs\"][].template").has_value());
+  CHECK(SimplePath::parse(".metadata.\"kai.scheduler/queue\"").has_value());
+  CHECK(SimplePath::parse(".spec.workerGroupSpecs[0]").has_value());
+  CHECK(SimplePath::parse(".").has_value());
+  CHECK(SimplePath::parse(".[0]").has_value());
+  CHECK_FALSE(SimplePath::parse(".spec.a[]?").has_value());
+  CHECK_FALSE(SimplePath::parse(".spec | .a").has_value());
+  CHECK_FALSE(SimplePath::parse(".a[-1]").has_value());
+  CHECK_FALSE(SimplePath::parse(".a.[0]").has_value());  // jq 1.6 refuses it
+  CHECK_FALSE(SimplePath::parse("spec").has_value());
+  CHECK_FALSE(SimplePath::parse(".a[\"x\\n\"]").has_value());
+  CHECK_FALSE(SimplePath::parse(".a, .b").has_value());
+}
+
+TEST_CASE("a simple path reaches the places jq's path() lists, in jq's order") {
+  json doc = json::parse(R"({"spec":{"jobs":[{"t":{"x":1}},{"t":null},{"u":2}],
+      "map":{"b":{"t":1},"a":{"t":2}}, "s":"text", "n":null}})");
+  const char* expressions[] = {".spec.jobs[].t", ".spec.map[].t", ".spec.jobs[5]", ".spec.missing.deeper",
+                               ".spec.n.x", ".spec.map[\"a\"].t", ".", ".spec.jobs[1].t.y"};
+  for (const char* e : expressions) {
+    CAPTURE(e);
+    bool native_error = false, jq_error = false;
+    CHECK(native_paths(e, doc, &native_error) == jq_paths(e, doc, &jq_error));
+    CHECK(native_error == jq_error);
+  }
+  CHECK(native_paths(".spec.jobs[].t", doc) ==
+        std::vector<std::string>{"/spec/jobs/0/t", "/spec/jobs/1/t", "/spec/jobs/2/t"});
+  CHECK(native_paths(".spec.map[].t", doc) == std::vector<std::string>{"/spec/map/a/t", "/spec/map/b/t"});
+}
+
+TEST_CASE("errors end the stream after the outputs before them, in both evaluators") {
+  json doc = json::parse(R"({"a":[{"b":[1]},{"b":null},{"b":[2]}], "s":"x", "arr":[1]})");
+  for (const char* e : {".a[].b[]", ".s.x", ".s[]", ".arr.x", ".a[\"k\"]", ".missing[]"}) {
+    CAPTURE(e);
+    bool native_error = false, jq_error = false;
+    auto native = native_paths(e, doc, &native_error);
+    CHECK(native == jq_paths(e, doc, &jq_error));
+    CHECK(native_error);
+    CHECK(jq_error);
+  }
+  CHECK(native_paths(".a[].b[]", doc) == std::vector<std::string>{"/a/0/b/0"});
+}
+
+TEST_CASE("a key with a slash or a tilde is escaped in the pointer") {
+  json doc = json::parse(R"({"m":{"kai.scheduler/queue":{"a~b":1}}})");
+  CHECK(native_paths(".m[\"kai.scheduler/queue\"][\"a~b\"]", doc) ==
+        std::vector<std::string>{"/m/kai.scheduler~1queue/a~0b"});
+}
+
+TEST_CASE("outputs past the cap are not produced") {
+  json doc = {{"a", json::array()}};
+  for (int i = 0; i < 1500; ++i) doc["a"].push_back(i);
+  auto result = SimplePath::parse(".a[]")->evaluate(doc, 1000);
+  CHECK(result.matches.size() == 1000);
+  CHECK(result.capped);
+}

@@ -1,0 +1,104 @@
+// End to end over real HTTPS: the webhook runs in-process on an ephemeral port with certificates made
+// for the test, and a verifying TLS client talks to it as the API server would.
+
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <thread>
+
+#include "cli/webhook.h"
+#include "support/test_support.h"
+
+using karta::json;
+namespace test = karta::test;
+
+namespace {
+
+struct RunningWebhook {
+  test::TempDir dir;
+  test::TestCertificates certificates{dir.path};
+  std::unique_ptr<karta::Webhook> webhook;
+  unsigned short port = 0;
+  std::thread thread;
+
+  explicit RunningWebhook(std::function<void(karta::WebhookConfig&)> adjust = {}) {
+    std::ofstream(dir.path / "policy.yaml") << R"(
+podTemplates:
+  labels: {platform.example.com/managed: "true"}
+  annotations: {platform.example.com/owner: platform}
+)";
+    karta::WebhookConfig config;
+    config.server.bind_address = "127.0.0.1";
+    config.server.port = 0;
+    config.server.threads = 2;
+    config.server.certificate_poll = std::chrono::milliseconds(100);
+    config.tls = {certificates.certificate, certificates.key};
+    config.policy_file = dir.path / "policy.yaml";
+    if (adjust) adjust(config);
+    webhook = std::make_unique<karta::Webhook>(config);
+    port = webhook->listen();
+    thread = std::thread([this] { webhook->run(/*handle_signals=*/false); });
+  }
+  ~RunningWebhook() {
+    webhook->shutdown();
+    thread.join();
+  }
+};
+
+json demo() { return test::document(test::source_dir() / "examples/jobset-demo.yaml"); }
+
+}  // namespace
+
+TEST_CASE("the demo JobSet posted over HTTPS to /mutate?timeout=10s comes back with a patch kubectl applies") {
+  RunningWebhook running;
+  test::HttpsClient client(running.port, running.certificates.ca);
+  json object = demo();
+  auto reply = client.request("POST", "/mutate?timeout=10s", test::admission_review(object, "CREATE", "e2e-1").dump());
+  REQUIRE(reply.status == 200);
+  json review = json::parse(reply.body);
+  CHECK(review["response"]["uid"] == "e2e-1");
+  CHECK(review["response"]["allowed"] == true);
+  json patch = test::decoded_patch(review);
+  CHECK(patch == json::parse(R"([
+    {"op":"add","path":"/spec/replicatedJobs/0/template/spec/template/metadata/annotations",
+     "value":{"platform.example.com/owner":"platform"}},
+    {"op":"add","path":"/spec/replicatedJobs/1/template/spec/template/metadata",
+     "value":{"labels":{"platform.example.com/managed":"true"},"annotations":{"platform.example.com/owner":"platform"}}}
+  ])"));
+  json patched = test::kubectl_apply(object, patch);
+  CHECK(patched["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["metadata"]["labels"] ==
+        json{{"platform.example.com/managed", "user-set"}});
+
+  // Same keep-alive connection: the patched object gets no patch.
+  reply = client.request("POST", "/mutate", test::admission_review(patched, "UPDATE", "e2e-2").dump());
+  REQUIRE(reply.status == 200);
+  CHECK(json::parse(reply.body) == json::parse(R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview",
+      "response":{"uid":"e2e-2","allowed":true,"status":{"code":200}}})"));
+}
+
+TEST_CASE("health, readiness, routing and HTTP errors over HTTPS") {
+  RunningWebhook running;
+  test::HttpsClient client(running.port, running.certificates.ca);
+  CHECK(client.request("GET", "/healthz").body == "ok\n");
+  CHECK(client.request("GET", "/readyz").status == 200);
+  auto reply = client.request("GET", "/mutate");
+  CHECK(reply.status == 405);
+  CHECK(reply.body == "GET is not allowed on /mutate; use POST\n");
+  CHECK(client.request("POST", "/nowhere", "{}").status == 404);
+  reply = client.request("POST", "/mutate", "{\"apiVersion\":");
+  CHECK(reply.status == 400);
+  CHECK(reply.body.rfind("malformed AdmissionReview: body is not JSON", 0) == 0);
+  // The connection survives a 400 and serves the next request.
+  CHECK(client.request("GET", "/healthz").status == 200);
+}
+
+TEST_CASE("a body over 7 MiB is refused with 413 and the connection closed") {
+  RunningWebhook running;
+  test::HttpsClient client(running.port, running.certificates.ca);
+  // The server answers as soon as the header announces too much, before the body is sent.
+  auto reply = client.send_raw("POST /mutate HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+                               "Content-Length: 7340033\r\n\r\n{");
+  CHECK(reply.status == 413);
+  CHECK(reply.body == "request body exceeds 7340032 bytes\n");
+  CHECK(reply.header_connection == "close");
+}
