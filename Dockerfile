@@ -1,0 +1,31 @@
+# karta-webhook image: built on Debian 12, run on Debian 12 slim with only the shared libraries it needs.
+#   docker build -t karta-webhook:0.1.0 .
+
+FROM debian:12 AS build
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends \
+        cmake g++ make \
+        libboost-dev libssl-dev nlohmann-json3-dev libyaml-cpp-dev libjq-dev libonig-dev \
+        libspdlog-dev libcli11-dev doctest-dev \
+    && rm -rf /var/lib/apt/lists/*
+WORKDIR /src
+COPY . .
+# Tests and benchmarks are built and run by CI, not in the image.
+RUN cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DKARTA_BUILD_TESTS=OFF -DKARTA_BUILD_BENCHMARKS=OFF \
+    && cmake --build build -j2 \
+    && strip build/karta-webhook
+
+FROM debian:12-slim AS runtime
+# The runtime halves of the build's -dev packages; Boost (Beast, Asio), nlohmann-json and CLI11 are
+# header-only. ca-certificates is for the API server's certificate.
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends \
+        ca-certificates libssl3 libyaml-cpp0.7 libjq1 libonig5 libspdlog1.10 libfmt9 \
+    && rm -rf /var/lib/apt/lists/*
+COPY --from=build /src/build/karta-webhook /usr/local/bin/karta-webhook
+# Reference copy of the built-in catalog (the binary embeds it): a starting point for --definitions.
+COPY definitions/catalog/ /usr/share/karta-webhook/definitions/
+USER 65532:65532
+EXPOSE 8443
+ENTRYPOINT ["/usr/local/bin/karta-webhook"]
+CMD ["serve", "--tls-cert-file", "/etc/karta-webhook/tls/tls.crt", "--tls-private-key-file", "/etc/karta-webhook/tls/tls.key", "--port", "8443"]
