@@ -4,7 +4,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include "definitions/pod_template_locator.h"
 #include "mutate/mutation.h"
+#include "validate/label_policy.h"
 
 namespace karta {
 namespace {
@@ -47,14 +49,34 @@ AdmissionResult AdmissionService::mutate(const AdmissionRequest& request, const 
   const CompiledDefinition* definition = state.catalog.find(request.kind);
   if (definition == nullptr) return {AdmissionDecision::allow(), {}, "skipped:no-definition"};
 
-  MutationOutcome outcome = mutate_workload(*request.object, *definition, state.policy);
+  MutationOutcome outcome =
+      mutate_workload(*request.object, *definition, state.policy, {request.namespace_name, request.operation});
   AdmissionResult result{AdmissionDecision::patched(std::move(outcome.patch)), std::move(outcome.notes), ""};
+  result.decision.warnings = std::move(outcome.warnings);
   result.outcome = result.decision.patch_operations() > 0 ? "patched" : "unchanged";
   return result;
 }
 
-AdmissionResult AdmissionService::validate(const AdmissionRequest&, const AdmissionState&) {
-  return {AdmissionDecision::allow(), {}, "allowed"};
+AdmissionResult AdmissionService::validate(const AdmissionRequest& request, const AdmissionState& state) {
+  if (request.operation != "CREATE" && request.operation != "UPDATE") {
+    return {AdmissionDecision::allow(), {}, "skipped:operation"};
+  }
+  if (!request.sub_resource.empty()) return {AdmissionDecision::allow(), {}, "skipped:subresource"};
+  if (request.object == nullptr) return {AdmissionDecision::allow(), {}, "skipped:no-object"};
+  const CompiledDefinition* definition = state.catalog.find(request.kind);
+  if (definition == nullptr) return {AdmissionDecision::allow(), {}, "skipped:no-definition"};
+  if (!state.policy.label_policy.enabled) return {AdmissionDecision::allow(), {}, "skipped:no-label-policy"};
+
+  DefinitionEvaluation evaluation(*definition, *request.object);
+  WorkloadLayout layout = locate_pod_templates(evaluation);
+  ValidationOutcome outcome =
+      check_label_policy(*request.object, layout, state.policy.label_policy, request.namespace_name);
+  AdmissionResult result;
+  result.notes = std::move(layout.notes);
+  result.decision = outcome.allowed ? AdmissionDecision::allow() : AdmissionDecision::deny(outcome.message);
+  result.decision.warnings = std::move(outcome.warnings);
+  result.outcome = outcome.allowed ? (result.decision.warnings.empty() ? "allowed" : "allowed:warnings") : "denied";
+  return result;
 }
 
 HttpResponse AdmissionService::handle(AdmissionEndpoint endpoint, const HttpRequest& http) const {

@@ -1,5 +1,6 @@
 #include "definitions/pod_template_locator.h"
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 
@@ -8,11 +9,36 @@ namespace {
 
 bool present(const json* value) { return value != nullptr && !value->is_null(); }
 
-// The object that would hold `pointer` exists (the map itself may be absent).
-bool holder_exists(const json& object, const json::json_pointer& pointer) {
-  if (pointer.empty()) return true;
-  const json* parent = find_at(object, pointer.parent_pointer());
-  return parent != nullptr && parent->is_object();
+bool is_object_at(const json& object, const json::json_pointer& pointer) {
+  const json* value = find_at(object, pointer);
+  return value != nullptr && value->is_object();
+}
+
+// `pointer` names an object, or a place an object can be added (its parent is an object).
+bool object_or_addable(const json& object, const json::json_pointer& pointer) {
+  const json* value = find_at(object, pointer);
+  if (value != nullptr && !value->is_null()) return value->is_object();
+  return pointer.empty() || is_object_at(object, pointer.parent_pointer());
+}
+
+// The longest common prefix of the parents of `pointers`: a fragmented instance's root.
+json::json_pointer instance_root(const std::vector<json::json_pointer>& pointers) {
+  std::vector<std::vector<std::string>> all;
+  for (const auto& p : pointers) {
+    std::vector<std::string> tokens;
+    for (json::json_pointer q = p.parent_pointer(); !q.empty(); q = q.parent_pointer()) tokens.push_back(q.back());
+    all.emplace_back(tokens.rbegin(), tokens.rend());
+  }
+  json::json_pointer root;
+  for (std::size_t depth = 0; !all.empty(); ++depth) {
+    if (depth >= all[0].size()) break;
+    const std::string& token = all[0][depth];
+    bool shared = std::all_of(all.begin(), all.end(),
+                              [&](const auto& tokens) { return depth < tokens.size() && tokens[depth] == token; });
+    if (!shared) break;
+    root /= token;
+  }
+  return root;
 }
 
 std::string describe(const ExpressionOutcome& outcome, const CompiledExpression& expression) {
@@ -101,14 +127,19 @@ WorkloadLayout locate_pod_templates(DefinitionEvaluation& evaluation) {
         t.resources = at(resources, i);
         t.containers = at(containers, i);
         t.container = at(container, i);
-        // The instance exists when the object that would hold its labels (or first piece) exists.
-        std::optional<json::json_pointer> anchor = t.labels ? t.labels : t.annotations ? t.annotations : t.resources;
-        if (!anchor) anchor = t.scheduler_name ? t.scheduler_name : t.containers ? t.containers : t.container;
-        if (!anchor || !holder_exists(object, *anchor)) {
+        // The instance's root is what its pieces share (a Dynamo service, a Milvus component, a NIMService's
+        // spec). The instance exists when its root does; maps missing below the root are created.
+        std::vector<json::json_pointer> pieces;
+        for (const auto* piece : {&t.labels, &t.annotations, &t.scheduler_name, &t.tolerations, &t.node_selector,
+                                  &t.resources, &t.containers, &t.container}) {
+          if (*piece) pieces.push_back(**piece);
+        }
+        json::json_pointer root = instance_root(pieces);
+        if (pieces.empty() || !is_object_at(object, root)) {
           instances.emplace_back();  // keeps positions aligned with ids and replicas
           continue;
         }
-        t.location = anchor->parent_pointer();
+        t.location = root;
         instances.push_back(std::move(t));
       }
     } else {
@@ -130,7 +161,7 @@ WorkloadLayout locate_pod_templates(DefinitionEvaluation& evaluation) {
         t.kind = plan.spec_kind;
         t.location = pointer;
         if (!value->is_object()) {
-          layout.notes.push_back(component + ": " + pointer.to_string() + " is a " + value->type_name() +
+          layout.notes.push_back(component + ": " + pointer.to_string() + " is " + (value->is_array() ? "an array" : std::string("a ") + value->type_name()) +
                                  ", not an object; skipped");
           instances.emplace_back();
           continue;
@@ -141,7 +172,7 @@ WorkloadLayout locate_pod_templates(DefinitionEvaluation& evaluation) {
           t.pod_spec = pointer / "spec";
         } else {
           t.pod_spec = pointer;
-          if (auto m = at(metadata, i); m && holder_exists(object, *m)) {
+          if (auto m = at(metadata, i); m && object_or_addable(object, *m)) {
             t.labels = *m / "labels";
             t.annotations = *m / "annotations";
           }

@@ -21,6 +21,13 @@ std::string escape(const std::string& token) {
   return out;
 }
 
+// "an array", "a string": for messages.
+std::string described(const json& value) {
+  std::string name = value.type_name();
+  bool vowel = !name.empty() && std::string("aeiou").find(name[0]) != std::string::npos;
+  return (value.is_null() ? "" : vowel ? "an " : "a ") + name;
+}
+
 bool parse_index(const std::string& token, std::size_t& index) {
   if (token.empty() || (token.size() > 1 && token[0] == '0')) return false;
   auto [end, ec] = std::from_chars(token.data(), token.data() + token.size(), index);
@@ -108,7 +115,7 @@ JsonPatchBuilder::Place JsonPatchBuilder::find_container(const std::vector<std::
       node = &(*node)[index];
     } else {
       place.blocked = true;
-      blocked_reason_ = pointer_string(tokens, i) + " is a " + node->type_name() + ", not an object";
+      blocked_reason_ = pointer_string(tokens, i) + " is " + described(*node) + ", not an object";
       return place;
     }
   }
@@ -141,7 +148,7 @@ PatchChange JsonPatchBuilder::set_member(const json::json_pointer& map, const st
   if (place.original != nullptr) {
     const json& container = *place.original;
     if (!container.is_object()) {
-      return blocked(pointer_string(tokens, tokens.size()) + " is a " + container.type_name() + ", not an object");
+      return blocked(pointer_string(tokens, tokens.size()) + " is " + described(container) + ", not an object");
     }
     tokens.push_back(key);
     std::string path = pointer_string(tokens, tokens.size());
@@ -190,7 +197,7 @@ PatchChange JsonPatchBuilder::append_unique(const json::json_pointer& array, con
   if (place.original != nullptr) {
     const json& container = *place.original;
     if (!container.is_array()) {
-      return blocked(pointer_string(tokens, tokens.size()) + " is a " + container.type_name() + ", not a list");
+      return blocked(pointer_string(tokens, tokens.size()) + " is " + described(container) + ", not a list");
     }
     if (std::find(container.begin(), container.end(), value) != container.end()) return PatchChange::Unchanged;
     std::string path = pointer_string(tokens, tokens.size());

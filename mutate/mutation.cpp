@@ -1,47 +1,167 @@
 #include "mutate/mutation.h"
 
-#include "definitions/pod_template_locator.h"
+#include <set>
+
+#include "definitions/workload.h"
 #include "mutate/json_patch_builder.h"
 
 namespace karta {
 namespace {
 
-void note_blocked(PatchChange change, const JsonPatchBuilder& patch, const PodTemplateLocation& where,
-                  std::vector<std::string>& notes) {
-  if (change == PatchChange::Blocked) {
-    notes.push_back(where.component + " " + where.instance + ": " + patch.blocked_reason() + "; left as is");
-  }
+std::string string_at(const json& object, const char* a, const char* b, const std::string& key) {
+  auto x = object.find(a);
+  if (x == object.end() || !x->is_object()) return "";
+  auto y = x->find(b);
+  if (y == x->end() || !y->is_object()) return "";
+  auto z = y->find(key);
+  return z != y->end() && z->is_string() ? z->get<std::string>() : "";
 }
 
-void apply_map(JsonPatchBuilder& patch, const json::json_pointer& map, const std::map<std::string, std::string>& entries,
-               bool overwrite, const PodTemplateLocation& where, std::vector<std::string>& notes) {
-  for (const auto& [key, value] : entries) {
-    PatchChange change = patch.set_member(map, key, value, overwrite);
-    note_blocked(change, patch, where, notes);
-    if (change == PatchChange::Blocked) return;  // one note per map is enough
+class Mutator {
+ public:
+  Mutator(const json& object, MutationOutcome& outcome) : patch_(object), outcome_(outcome) {}
+
+  void set(const json::json_pointer& map, const std::string& key, const json& value, bool overwrite,
+           const std::string& where) {
+    if (patch_.set_member(map, key, value, overwrite) == PatchChange::Blocked) block(where);
   }
-}
+
+  void append(const json::json_pointer& list, const json& value, const std::string& where) {
+    if (patch_.append_unique(list, value) == PatchChange::Blocked) block(where);
+  }
+
+  // A label value, checked once its placeholders are filled.
+  void label(const json::json_pointer& map, const std::string& key, const std::string& value, bool overwrite,
+             const std::string& where) {
+    if (auto error = label_value_error(value); !error.empty()) {
+      outcome_.warnings.push_back(where + ": label " + key + " skipped: value \"" + value + "\" " + error);
+      return;
+    }
+    set(map, key, value, overwrite, where);
+  }
+
+  json operations() const { return patch_.operations(); }
+
+ private:
+  void block(const std::string& where) {
+    std::string note = where + ": " + patch_.blocked_reason() + "; left as is";
+    if (noted_.insert(note).second) outcome_.notes.push_back(note);
+  }
+  JsonPatchBuilder patch_;
+  MutationOutcome& outcome_;
+  std::set<std::string> noted_;
+};
 
 }  // namespace
 
-MutationOutcome mutate_workload(const json& object, const CompiledDefinition& definition, const Policy& policy) {
+MutationOutcome mutate_workload(const json& object, const CompiledDefinition& definition, const Policy& policy,
+                                const WorkloadContext& context) {
   MutationOutcome outcome;
   DefinitionEvaluation evaluation(definition, object);
-  WorkloadLayout layout = locate_pod_templates(evaluation);
-  outcome.notes = std::move(layout.notes);
-  outcome.templates = layout.templates.size();
+  WorkloadAnalysis analysis = analyze_workload(evaluation, policy.gpu.resource_names);
+  outcome.notes = std::move(analysis.layout.notes);
+  outcome.templates = analysis.layout.templates.size();
+  outcome.total_gpus = analysis.total_gpus;
+  Mutator mutator(object, outcome);
 
-  JsonPatchBuilder patch(object);
-  const PodTemplatePolicy& pod_policy = policy.pod_templates;
-  for (const PodTemplateLocation& t : layout.templates) {
-    if (t.labels && !pod_policy.labels.empty()) {
-      apply_map(patch, *t.labels, pod_policy.labels, pod_policy.overwrite, t, outcome.notes);
-    }
-    if (t.annotations && !pod_policy.annotations.empty()) {
-      apply_map(patch, *t.annotations, pod_policy.annotations, pod_policy.overwrite, t, outcome.notes);
+  const GroupVersionKind& kind = definition.root_kind();
+  const json::json_pointer workload_labels("/metadata/labels");
+  const json::json_pointer workload_annotations("/metadata/annotations");
+  // A Pod's spec is immutable after creation: on UPDATE only its metadata may change.
+  const bool spec_mutable = !(kind.group.empty() && kind.kind == "Pod" && context.operation == "UPDATE");
+
+  const SchedulingPolicy& scheduling = policy.scheduling;
+  std::string queue;
+  if (!scheduling.queue_label.empty()) {
+    queue = string_at(object, "metadata", "labels", scheduling.queue_label);
+    if (queue.empty()) queue = scheduling.default_queue;
+    if (!queue.empty()) mutator.label(workload_labels, scheduling.queue_label, queue, false, "workload");
+  }
+
+  PlaceholderValues values;
+  values.namespace_name = context.namespace_name;
+  if (auto metadata = object.find("metadata"); metadata != object.end() && metadata->is_object()) {
+    values.name = metadata->value("name", json("")).is_string() ? metadata->value("name", "") : "";
+    if (values.namespace_name.empty() && metadata->value("namespace", json("")).is_string()) {
+      values.namespace_name = metadata->value("namespace", "");
     }
   }
-  outcome.patch = patch.operations();
+  values.kind = kind.kind;
+  values.group = kind.group;
+
+  const PodTemplatePolicy& pod_policy = policy.pod_templates;
+  for (std::size_t i = 0; i < analysis.layout.templates.size(); ++i) {
+    const PodTemplateLocation& t = analysis.layout.templates[i];
+    const PodRequests& requests = analysis.per_pod[i];
+    const std::string where = t.instance + " pod template";
+    values.component = t.component;
+    values.instance = t.instance;
+    values.gpus = format_count(requests.gpus);
+
+    if (t.labels) {
+      for (const auto& [key, value] : pod_policy.labels) {
+        mutator.label(*t.labels, key, fill_placeholders(value, values), pod_policy.overwrite, where);
+      }
+      // The workload's queue on every pod: pods that name another queue would bypass its quota.
+      if (!queue.empty()) mutator.label(*t.labels, scheduling.queue_label, queue, true, where);
+    }
+    if (t.annotations) {
+      for (const auto& [key, value] : pod_policy.annotations) {
+        mutator.set(*t.annotations, key, fill_placeholders(value, values), pod_policy.overwrite, where);
+      }
+      if (requests.gpus > 0) {
+        for (const auto& [key, value] : policy.gpu.pod_annotations) {
+          mutator.set(*t.annotations, key, fill_placeholders(value, values), false, where);
+        }
+      }
+    }
+    if (!spec_mutable) continue;
+
+    if (!scheduling.scheduler_name.empty()) {
+      if (t.pod_spec) {
+        mutator.set(*t.pod_spec, "schedulerName", scheduling.scheduler_name, scheduling.force_scheduler_name, where);
+      } else if (t.scheduler_name && !t.scheduler_name->empty()) {
+        mutator.set(t.scheduler_name->parent_pointer(), t.scheduler_name->back(), scheduling.scheduler_name,
+                    scheduling.force_scheduler_name, where);
+      }
+    }
+    if (requests.gpus > 0) {
+      std::optional<json::json_pointer> tolerations =
+          t.pod_spec ? std::optional(*t.pod_spec / "tolerations") : t.tolerations;
+      if (tolerations) {
+        for (const auto& toleration : policy.gpu.tolerations) mutator.append(*tolerations, toleration, where);
+      }
+      std::optional<json::json_pointer> node_selector =
+          t.pod_spec ? std::optional(*t.pod_spec / "nodeSelector") : t.node_selector;
+      if (node_selector) {
+        for (const auto& [key, value] : policy.gpu.node_selector) {
+          mutator.label(*node_selector, key, value, false, where);
+        }
+      }
+    }
+  }
+
+  if (!policy.gpu.workload_total_annotation.empty() && analysis.total_gpus > 0) {
+    mutator.set(workload_annotations, policy.gpu.workload_total_annotation, format_count(analysis.total_gpus), true,
+                "workload");
+  }
+  if (!policy.gang.min_member_annotation.empty() && definition.definition().gang) {
+    std::set<std::string> members;
+    bool whole_workload = false;
+    for (const auto& group : definition.definition().gang->pod_groups) {
+      if (group.members.empty()) whole_workload = true;
+      for (const auto& member : group.members) members.insert(member.component_name);
+    }
+    std::int64_t min_member = 0;
+    for (const auto& t : analysis.layout.templates) {
+      if (whole_workload || members.count(t.component) != 0) min_member += t.replicas;
+    }
+    if (min_member > 0) {
+      mutator.set(workload_annotations, policy.gang.min_member_annotation, std::to_string(min_member), true,
+                  "workload");
+    }
+  }
+  outcome.patch = mutator.operations();
   return outcome;
 }
 

@@ -14,14 +14,25 @@ namespace karta {
 
 using json = nlohmann::json;
 
-struct MutationOutcome {
-  json patch = json::array();      // RFC 6902 operations; empty when the object already conforms
-  std::size_t templates = 0;       // pod templates located in the object
-  std::vector<std::string> notes;  // odd shapes and evaluation errors: logged, never a denial
+// Who the workload is, for placeholders and for rules that depend on the operation.
+struct WorkloadContext {
+  std::string namespace_name;  // request.namespace
+  std::string operation = "CREATE";
 };
 
-// Applies the policy to every pod template the definition locates in `object`. Idempotent: the patched
+struct MutationOutcome {
+  json patch = json::array();         // RFC 6902 operations; empty when the object already conforms
+  std::size_t templates = 0;          // pod templates located in the object
+  double total_gpus = 0;              // GPUs of the whole workload
+  std::vector<std::string> notes;     // odd shapes and evaluation errors: logged, never a denial
+  std::vector<std::string> warnings;  // for the user: a policy value skipped on this object
+};
+
+// Applies the policy to the workload and every pod template the definition locates in `object`:
+// labels and annotations (placeholders filled per template), scheduler name, queue, GPU hints on the
+// templates that request GPUs, the workload's GPU total and its gang minimum. Idempotent: the patched
 // object, mutated again, gives an empty patch.
-MutationOutcome mutate_workload(const json& object, const CompiledDefinition& definition, const Policy& policy);
+MutationOutcome mutate_workload(const json& object, const CompiledDefinition& definition, const Policy& policy,
+                                const WorkloadContext& context = {});
 
 }  // namespace karta

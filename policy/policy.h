@@ -1,11 +1,14 @@
 #pragma once
 
-// The platform's policy file (--policy): what the webhook injects into pod templates and workloads.
-// One YAML document; README.md documents every field.
+// The platform's policy file (--policy): what the webhook injects into pod templates and workloads, and
+// the label policy it enforces. One YAML document; README.md documents every field.
 
 #include <filesystem>
 #include <map>
+#include <optional>
+#include <regex>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -14,18 +17,59 @@ namespace karta {
 using json = nlohmann::json;
 
 struct PodTemplatePolicy {
+  // Values may hold placeholders filled per pod template: {{namespace}} {{name}} {{kind}} {{group}}
+  // {{component}} {{instance}} {{gpus}}.
   std::map<std::string, std::string> labels;
   std::map<std::string, std::string> annotations;
   bool overwrite = false;  // existing keys keep their values unless true
 };
 
+struct SchedulingPolicy {
+  std::string scheduler_name;       // empty: leave the scheduler alone
+  bool force_scheduler_name = true; // replace a scheduler name the user set
+  std::string queue_label;          // empty: no queue
+  std::string default_queue;        // the workload's own value of queue_label wins over this
+};
+
+struct GpuPolicy {
+  std::vector<std::string> resource_names{"nvidia.com/gpu"};
+  json tolerations = json::array();                   // added to templates that request a GPU
+  std::map<std::string, std::string> node_selector;   // likewise
+  std::map<std::string, std::string> pod_annotations; // likewise
+  std::string workload_total_annotation;              // total GPUs, on the workload
+};
+
+struct GangPolicy {
+  std::string min_member_annotation;  // on the workload, for definitions with gangScheduling
+};
+
+struct LabelRules {
+  std::vector<std::string> required;
+  std::vector<std::pair<std::string, std::string>> allowed_patterns;  // key -> regular expression text
+  std::vector<std::pair<std::string, std::regex>> allowed;            // compiled
+};
+
+enum class LabelPolicyMode { Enforce, Audit };
+
+struct LabelPolicy {
+  bool enabled = false;
+  LabelPolicyMode mode = LabelPolicyMode::Enforce;
+  std::vector<std::string> exempt_namespaces;
+  LabelRules workload;
+  LabelRules pod_templates;
+};
+
 struct Policy {
   std::string source = "(none)";
   PodTemplatePolicy pod_templates;
+  SchedulingPolicy scheduling;
+  GpuPolicy gpu;
+  GangPolicy gang;
+  LabelPolicy label_policy;
 };
 
-// Reads a policy document strictly: an unknown field, a bad label key or value is an InputError naming
-// the field.
+// Reads a policy document strictly: an unknown field, a bad label key or value, an unknown placeholder
+// or a regular expression that does not compile is an InputError naming the field.
 Policy parse_policy(const json& document, const std::string& source);
 Policy load_policy(const std::filesystem::path& file);
 
@@ -33,5 +77,11 @@ Policy load_policy(const std::filesystem::path& file);
 std::string label_key_error(const std::string& key);
 std::string label_value_error(const std::string& value);
 std::string annotation_key_error(const std::string& key);
+
+// The values placeholders are filled with, for one pod template.
+struct PlaceholderValues {
+  std::string namespace_name, name, kind, group, component, instance, gpus;
+};
+std::string fill_placeholders(const std::string& text, const PlaceholderValues& values);
 
 }  // namespace karta

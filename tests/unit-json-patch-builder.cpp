@@ -53,7 +53,7 @@ TEST_CASE("an odd shape blocks the change with a reason instead of producing a b
   json object = json::parse(R"({"metadata":{"labels":["not","a","map"]},"spec":"text"})");
   JsonPatchBuilder patch(object);
   CHECK(patch.set_member(ptr("/metadata/labels"), "a", "1", false) == PatchChange::Blocked);
-  CHECK(patch.blocked_reason() == "/metadata/labels is a array, not an object");
+  CHECK(patch.blocked_reason() == "/metadata/labels is an array, not an object");
   CHECK(patch.set_member(ptr("/spec/template/metadata/labels"), "a", "1", false) == PatchChange::Blocked);
   CHECK(patch.blocked_reason() == "/spec is a string, not an object");
   CHECK(patch.operations() == json::array());

@@ -132,8 +132,8 @@ TEST_CASE("an object of the right kind but odd shape is left unpatched with a no
   label_list["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["metadata"]["labels"] = json::array({"x"});
   outcome = karta::mutate_workload(label_list, jobset_definition(), policy);
   CHECK(outcome.notes == std::vector<std::string>{
-      "replicatedjob leader: /spec/replicatedJobs/0/template/spec/template/metadata/labels is a array, not an object; "
-      "left as is"});
+      "leader pod template: /spec/replicatedJobs/0/template/spec/template/metadata/labels is an array, not an "
+      "object; left as is"});
   // The other template and the leader's annotations are still patched.
   CHECK(outcome.patch.size() == 2);
   test::kubectl_apply(label_list, outcome.patch);

@@ -1,0 +1,36 @@
+#pragma once
+
+// What one pod of a template requests: GPUs, CPU and memory, counted as Kubernetes counts them.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace karta {
+
+using json = nlohmann::json;
+
+// A Kubernetes quantity ("4", "500m", "16Gi", "1e3", or a JSON number) as a number; nullopt if malformed.
+std::optional<double> parse_quantity(const json& quantity);
+
+struct PodRequests {
+  double gpus = 0;
+  double cpu = 0;           // cores
+  double memory_bytes = 0;
+};
+
+// One container's requests: per resource the larger of its limit and its request (a limit alone
+// implies an equal request). `gpu_names` are the resource names that count as GPUs.
+PodRequests container_requests(const json& resources, const std::vector<std::string>& gpu_names);
+
+// A pod's effective requests: the sum over containers, against the largest init container (init
+// containers run one at a time); restartable (sidecar) init containers run alongside and are added.
+PodRequests pod_requests(const json& pod_spec, const std::vector<std::string>& gpu_names);
+
+// The GPU names a ResourceRequirements-like map reached by a definition's resourcesPath may also use:
+// Dynamo spells a GPU as plain "gpu".
+std::vector<std::string> fragmented_gpu_names(const std::vector<std::string>& gpu_names);
+
+}  // namespace karta

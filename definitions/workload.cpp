@@ -1,0 +1,58 @@
+#include "definitions/workload.h"
+
+#include <cmath>
+#include <sstream>
+
+namespace karta {
+namespace {
+
+void keep_max(PodRequests& into, const PodRequests& r) {
+  into.gpus = std::max(into.gpus, r.gpus);
+  into.cpu = std::max(into.cpu, r.cpu);
+  into.memory_bytes = std::max(into.memory_bytes, r.memory_bytes);
+}
+
+PodRequests template_requests(const json& object, const PodTemplateLocation& t, const std::vector<std::string>& gpu_names) {
+  if (t.pod_spec) {
+    const json* spec = find_at(object, *t.pod_spec);
+    return spec != nullptr ? pod_requests(*spec, gpu_names) : PodRequests{};
+  }
+  PodRequests r;
+  if (t.containers) {
+    if (const json* containers = find_at(object, *t.containers); containers != nullptr && containers->is_array()) {
+      r = pod_requests(json{{"containers", *containers}}, gpu_names);
+    }
+  } else if (t.container) {
+    if (const json* container = find_at(object, *t.container); container != nullptr && container->is_object()) {
+      r = pod_requests(json{{"containers", json::array({*container})}}, gpu_names);
+    }
+  }
+  if (t.resources) {
+    if (const json* resources = find_at(object, *t.resources); resources != nullptr) {
+      keep_max(r, container_requests(*resources, fragmented_gpu_names(gpu_names)));
+    }
+  }
+  return r;
+}
+
+}  // namespace
+
+WorkloadAnalysis analyze_workload(DefinitionEvaluation& evaluation, const std::vector<std::string>& gpu_names) {
+  WorkloadAnalysis analysis;
+  analysis.layout = locate_pod_templates(evaluation);
+  for (const auto& t : analysis.layout.templates) {
+    PodRequests r = template_requests(evaluation.object(), t, gpu_names);
+    analysis.total_gpus += r.gpus * static_cast<double>(t.replicas);
+    analysis.per_pod.push_back(r);
+  }
+  return analysis;
+}
+
+std::string format_count(double value) {
+  if (std::nearbyint(value) == value && std::fabs(value) < 1e15) return std::to_string(static_cast<long long>(value));
+  std::ostringstream out;
+  out << value;
+  return out.str();
+}
+
+}  // namespace karta
