@@ -9,6 +9,7 @@
 
 #include "admission/admission_service.h"
 #include "definitions/documents.h"
+#include "cli/inspect.h"
 #include "cli/webhook.h"
 
 namespace karta {
@@ -74,6 +75,30 @@ int mutate_offline(const CommonOptions& common, const std::string& manifest, std
   return 0;
 }
 
+int inspect_offline(const CommonOptions& common, const std::string& manifest, const std::string& output,
+                    std::ostream& out) {
+  auto state = load_state(common, 1);
+  json reports = json::array();
+  for (const auto& document : read_documents(manifest)) {
+    AdmissionRequest request = request_for_object(document.value);
+    const CompiledDefinition* definition = state->catalog.find(request.kind);
+    if (definition == nullptr) {
+      if (output == "text") out << "# " << document.source << ": " << request.kind.to_string() << " " << request.name
+                                << ": no definition for this kind\n\n";
+      continue;
+    }
+    json report = inspect_workload(document.value, *definition, state->policy.gpu.resource_names);
+    report["source"] = document.source;
+    if (output == "json") {
+      reports.push_back(std::move(report));
+    } else {
+      out << render_inspection(report) << "\n";
+    }
+  }
+  if (output == "json") out << reports.dump(2) << "\n";
+  return 0;
+}
+
 }  // namespace
 
 int run_command_line(int argc, char** argv, std::ostream& out, std::ostream& err) {
@@ -114,6 +139,16 @@ int run_command_line(int argc, char** argv, std::ostream& out, std::ostream& err
       ->required()->check(CLI::ExistingFile);
   add_common_options(*mutate_command, common);
 
+  std::string inspect_manifest, inspect_output = "text";
+  auto* inspect_command = app.add_subcommand("inspect", "Show each workload of a file as its definition sees it");
+  inspect_command->footer("Example:\n  karta-webhook inspect -f examples/jobset-demo.yaml\n"
+                          "  karta-webhook inspect -f examples/jobset-demo.yaml --output json");
+  inspect_command->add_option("-f,--filename", inspect_manifest, "YAML or JSON manifest, several documents allowed")
+      ->required()->check(CLI::ExistingFile);
+  inspect_command->add_option("-o,--output", inspect_output, "text or json")
+      ->check(CLI::IsMember({"text", "json"}))->capture_default_str();
+  add_common_options(*inspect_command, common);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -127,6 +162,7 @@ int run_command_line(int argc, char** argv, std::ostream& out, std::ostream& err
       return serve(common, std::move(config));
     }
     if (*mutate_command) return mutate_offline(common, manifest, out);
+    if (*inspect_command) return inspect_offline(common, inspect_manifest, inspect_output, out);
   } catch (const std::exception& e) {
     err << "karta-webhook: " << e.what() << "\n";
     return 1;

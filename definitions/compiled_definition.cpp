@@ -78,6 +78,9 @@ std::shared_ptr<const CompiledDefinition> CompiledDefinition::compile(KartaDefin
         plan.containers = compiled->add(f->containers, ExpressionMode::Path, S);
         plan.container = compiled->add(f->container, ExpressionMode::Path, S);
       }
+      for (const auto& extra : spec->additional_containers) {
+        plan.additional_containers.push_back(compiled->add(extra, ExpressionMode::Path, S));
+      }
       plan.instance_id = compiled->add(component->instance_id, ExpressionMode::Value, S);
       if (component->scale) plan.replicas = compiled->add(component->scale->replicas, ExpressionMode::Value, S);
     }

@@ -53,6 +53,7 @@ struct ComponentPlan {
   ExpressionId labels = kNoExpression, annotations = kNoExpression, scheduler_name = kNoExpression,
                tolerations = kNoExpression, node_selector = kNoExpression, resources = kNoExpression,
                containers = kNoExpression, container = kNoExpression;  // fragmented
+  std::vector<ExpressionId> additional_containers;
   ExpressionId instance_id = kNoExpression;
   ExpressionId replicas = kNoExpression;
 };

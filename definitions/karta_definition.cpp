@@ -154,6 +154,16 @@ SpecDefinition read_spec(const json& value, const std::string& path, std::vector
   spec.pod_template_spec = reader.jq("podTemplateSpecPath");
   spec.pod_spec = reader.jq("podSpecPath");
   spec.metadata = reader.jq("metadataPath");
+  if (const json* extra = reader.array("additionalContainerPaths")) {
+    for (std::size_t i = 0; i < extra->size(); ++i) {
+      std::string where = reader.field("additionalContainerPaths") + "[" + std::to_string(i) + "]";
+      if (!(*extra)[i].is_string() || (*extra)[i].get<std::string>().empty()) {
+        reader.fault(where, "must be a jq path expression (a non-empty string)");
+        continue;
+      }
+      spec.additional_containers.push_back({where, (*extra)[i].get<std::string>()});
+    }
+  }
   if (const json* fragmented = reader.object("fragmentedPodSpecDefinition")) {
     spec.fragmented = read_fragmented(*fragmented, reader.field("fragmentedPodSpecDefinition"), faults);
   }
@@ -389,6 +399,7 @@ std::vector<JqField> jq_fields(const KartaDefinition& definition) {
       add(c->spec->pod_template_spec);
       add(c->spec->pod_spec);
       add(c->spec->metadata);
+      for (const auto& extra : c->spec->additional_containers) fields.push_back(extra);
       if (const auto& f = c->spec->fragmented) {
         for (const auto* field : {&f->labels, &f->annotations, &f->scheduler_name, &f->resources, &f->resource_claims,
                                   &f->pod_affinity, &f->node_affinity, &f->containers, &f->container,

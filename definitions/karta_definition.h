@@ -44,6 +44,9 @@ struct SpecDefinition {
   std::optional<JqField> pod_spec;
   std::optional<JqField> metadata;  // with pod_spec only
   std::optional<FragmentedPodSpecDefinition> fragmented;
+  // karta-webhook's extension: containers the framework adds to the pod from elsewhere in the object
+  // (KServe's `.spec.predictor.model`), counted with the pod's own. Output i belongs to instance i.
+  std::vector<JqField> additional_containers;
 };
 
 struct ScaleDefinition {

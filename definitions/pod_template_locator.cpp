@@ -181,6 +181,14 @@ WorkloadLayout locate_pod_templates(DefinitionEvaluation& evaluation) {
       }
     }
 
+    for (ExpressionId extra : plan.additional_containers) {
+      const auto* places = locator.pointers(extra);
+      for (std::size_t i = 0; places != nullptr && i < places->size() && i < instances.size(); ++i) {
+        const json* container = find_at(object, (*places)[i]);
+        if (container != nullptr && container->is_object()) instances[i].additional_containers.push_back((*places)[i]);
+      }
+    }
+
     const auto* ids = locator.values(plan.instance_id);
     if (ids != nullptr && ids->size() != instances.size()) {
       layout.notes.push_back(component + ": instanceIdPath gave " + std::to_string(ids->size()) + " ids for " +

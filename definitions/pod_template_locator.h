@@ -24,6 +24,7 @@ struct PodTemplateLocation {
   std::optional<json::json_pointer> pod_spec;
   // Fragmented definitions name each piece instead.
   std::optional<json::json_pointer> scheduler_name, tolerations, node_selector, resources, containers, container;
+  std::vector<json::json_pointer> additional_containers;  // present ones only
   std::int64_t replicas = 1;  // pods of this instance, from scaleDefinition.replicasPath
 };
 

@@ -12,24 +12,37 @@ void keep_max(PodRequests& into, const PodRequests& r) {
   into.memory_bytes = std::max(into.memory_bytes, r.memory_bytes);
 }
 
+void add(PodRequests& into, const PodRequests& r) {
+  into.gpus += r.gpus;
+  into.cpu += r.cpu;
+  into.memory_bytes += r.memory_bytes;
+}
+
+// What one pod of the template requests: its pod spec (or, fragmented, its containers and resources),
+// plus containers the framework adds from elsewhere (additionalContainerPaths).
 PodRequests template_requests(const json& object, const PodTemplateLocation& t, const std::vector<std::string>& gpu_names) {
-  if (t.pod_spec) {
-    const json* spec = find_at(object, *t.pod_spec);
-    return spec != nullptr ? pod_requests(*spec, gpu_names) : PodRequests{};
-  }
   PodRequests r;
-  if (t.containers) {
-    if (const json* containers = find_at(object, *t.containers); containers != nullptr && containers->is_array()) {
-      r = pod_requests(json{{"containers", *containers}}, gpu_names);
+  if (t.pod_spec) {
+    if (const json* spec = find_at(object, *t.pod_spec)) r = pod_requests(*spec, gpu_names);
+  } else {
+    if (t.containers) {
+      if (const json* containers = find_at(object, *t.containers); containers != nullptr && containers->is_array()) {
+        r = pod_requests(json{{"containers", *containers}}, gpu_names);
+      }
+    } else if (t.container) {
+      if (const json* container = find_at(object, *t.container); container != nullptr && container->is_object()) {
+        r = pod_requests(json{{"containers", json::array({*container})}}, gpu_names);
+      }
     }
-  } else if (t.container) {
-    if (const json* container = find_at(object, *t.container); container != nullptr && container->is_object()) {
-      r = pod_requests(json{{"containers", json::array({*container})}}, gpu_names);
+    if (t.resources) {
+      if (const json* resources = find_at(object, *t.resources); resources != nullptr) {
+        keep_max(r, container_requests(*resources, fragmented_gpu_names(gpu_names)));
+      }
     }
   }
-  if (t.resources) {
-    if (const json* resources = find_at(object, *t.resources); resources != nullptr) {
-      keep_max(r, container_requests(*resources, fragmented_gpu_names(gpu_names)));
+  for (const auto& extra : t.additional_containers) {
+    if (const json* container = find_at(object, extra); container != nullptr && container->contains("resources")) {
+      add(r, container_requests((*container)["resources"], gpu_names));
     }
   }
   return r;

@@ -1,0 +1,135 @@
+#include "cli/inspect.h"
+
+#include <iomanip>
+#include <sstream>
+
+#include "definitions/status.h"
+#include "definitions/workload.h"
+
+namespace karta {
+namespace {
+
+std::string text_at(const json& object, const char* key) {
+  auto metadata = object.find("metadata");
+  if (metadata == object.end() || !metadata->is_object()) return "";
+  auto it = metadata->find(key);
+  return it != metadata->end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+std::string cpu_text(double cores) {
+  if (cores == 0) return "0";
+  if (cores < 1 || std::nearbyint(cores) != cores) return format_count(std::round(cores * 1000)) + "m";
+  return format_count(cores);
+}
+
+std::string memory_text(double bytes) {
+  if (bytes == 0) return "0";
+  static const std::pair<const char*, double> kUnits[] = {{"Ti", 1099511627776.0}, {"Gi", 1073741824.0},
+                                                          {"Mi", 1048576.0}, {"Ki", 1024.0}};
+  for (const auto& [unit, size] : kUnits) {
+    if (bytes >= size) {
+      std::ostringstream out;
+      double value = bytes / size;
+      out << (std::nearbyint(value) == value ? format_count(value) : (std::ostringstream() << std::setprecision(3) << value).str())
+          << unit;
+      return out.str();
+    }
+  }
+  return format_count(bytes);
+}
+
+std::string plural(std::int64_t n, const char* one, const char* many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
+}  // namespace
+
+json inspect_workload(const json& object, const CompiledDefinition& definition, const std::vector<std::string>& gpu_names) {
+  DefinitionEvaluation evaluation(definition, object);
+  WorkloadAnalysis analysis = analyze_workload(evaluation, gpu_names);
+  const auto& kind = definition.root_kind();
+  json report = {{"apiVersion", kind.api_version()}, {"kind", kind.kind}, {"namespace", text_at(object, "namespace")},
+                 {"name", text_at(object, "name")}, {"phase", evaluate_phase(evaluation)},
+                 {"components", json::array()}, {"notes", analysis.layout.notes}};
+  if (report["name"] == "" && !text_at(object, "generateName").empty()) report["name"] = text_at(object, "generateName") + "*";
+  std::int64_t pods = 0;
+  double gpus = 0, cpu = 0, memory = 0;
+  for (const auto& plan : definition.components()) {
+    if (plan.spec_kind == SpecKind::None) continue;
+    json component = {{"name", plan.component->name}, {"kind", plan.component->kind.to_string()},
+                      {"instances", json::array()}};
+    for (std::size_t i = 0; i < analysis.layout.templates.size(); ++i) {
+      const auto& t = analysis.layout.templates[i];
+      if (t.component != plan.component->name) continue;
+      const PodRequests& r = analysis.per_pod[i];
+      double n = static_cast<double>(t.replicas);
+      component["instances"].push_back({{"instance", t.instance}, {"location", t.location.to_string()},
+                                        {"replicas", t.replicas}, {"gpusPerPod", r.gpus}, {"gpus", r.gpus * n},
+                                        {"cpuPerPod", r.cpu}, {"cpu", r.cpu * n},
+                                        {"memoryBytesPerPod", r.memory_bytes}, {"memoryBytes", r.memory_bytes * n}});
+      pods += t.replicas;
+      gpus += r.gpus * n;
+      cpu += r.cpu * n;
+      memory += r.memory_bytes * n;
+    }
+    report["components"].push_back(std::move(component));
+  }
+  report["totals"] = {{"pods", pods}, {"gpus", gpus}, {"cpu", cpu}, {"memoryBytes", memory}};
+  return report;
+}
+
+std::string render_inspection(const json& report) {
+  std::ostringstream out;
+  std::string name = report["name"].get<std::string>();
+  if (!report["namespace"].get<std::string>().empty()) name = report["namespace"].get<std::string>() + "/" + name;
+  out << report["kind"].get<std::string>() << " " << name << " (" << report["apiVersion"].get<std::string>()
+      << ")  phase: " << report["phase"].get<std::string>() << "\n";
+  const json& components = report["components"];
+  struct Row {
+    std::string role, component, replicas, gpu_per_pod, gpu, cpu, memory;
+  };
+  std::vector<Row> rows{{"ROLE", "COMPONENT", "REPLICAS", "GPU/POD", "GPU", "CPU", "MEMORY"}};
+  for (std::size_t c = 0; c < components.size(); ++c) {
+    const json& component = components[c];
+    bool last_component = c + 1 == components.size();
+    out << (last_component ? "└── " : "├── ") << component["name"].get<std::string>() << " ("
+        << component["kind"].get<std::string>() << ")";
+    if (component["instances"].empty()) out << ": none in this object";
+    out << "\n";
+    const json& instances = component["instances"];
+    for (std::size_t i = 0; i < instances.size(); ++i) {
+      const json& in = instances[i];
+      std::int64_t replicas = in["replicas"].get<std::int64_t>();
+      out << (last_component ? "    " : "│   ") << (i + 1 == instances.size() ? "└── " : "├── ")
+          << in["instance"].get<std::string>() << " " << plural(replicas, "replica", "replicas") << " "
+          << format_count(in["gpus"].get<double>()) << " GPU\n";
+      rows.push_back({in["instance"].get<std::string>(), component["name"].get<std::string>(), std::to_string(replicas),
+                      format_count(in["gpusPerPod"].get<double>()), format_count(in["gpus"].get<double>()),
+                      cpu_text(in["cpu"].get<double>()), memory_text(in["memoryBytes"].get<double>())});
+    }
+  }
+  const json& totals = report["totals"];
+  rows.push_back({"total", "", std::to_string(totals["pods"].get<std::int64_t>()), "",
+                  format_count(totals["gpus"].get<double>()), cpu_text(totals["cpu"].get<double>()),
+                  memory_text(totals["memoryBytes"].get<double>())});
+  std::vector<std::size_t> widths(7, 0);
+  for (const auto& row : rows) {
+    const std::string* cells[] = {&row.role, &row.component, &row.replicas, &row.gpu_per_pod, &row.gpu, &row.cpu, &row.memory};
+    for (std::size_t i = 0; i < 7; ++i) widths[i] = std::max(widths[i], cells[i]->size());
+  }
+  out << "\n";
+  for (const auto& row : rows) {
+    const std::string* cells[] = {&row.role, &row.component, &row.replicas, &row.gpu_per_pod, &row.gpu, &row.cpu, &row.memory};
+    std::string line;
+    for (std::size_t i = 0; i < 7; ++i) {
+      line += *cells[i];
+      if (i + 1 < 7) line += std::string(widths[i] - cells[i]->size() + 2, ' ');
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out << line << "\n";
+  }
+  for (const auto& note : report["notes"]) out << "note: " << note.get<std::string>() << "\n";
+  return out.str();
+}
+
+}  // namespace karta

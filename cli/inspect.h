@@ -1,0 +1,24 @@
+#pragma once
+
+// `karta-webhook inspect`: a workload as its definition sees it, as a tree with a resources table, or
+// as JSON for scripts.
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "definitions/compiled_definition.h"
+
+namespace karta {
+
+using json = nlohmann::json;
+
+// The report: root kind/name and phase, each component's instances with replicas and requests per pod
+// and in all, and the workload's totals.
+json inspect_workload(const json& object, const CompiledDefinition& definition,
+                      const std::vector<std::string>& gpu_names);
+
+// The report as text: a tree, then a resources table.
+std::string render_inspection(const json& report);
+
+}  // namespace karta

@@ -1,0 +1,240 @@
+// The built-in catalog on the real upstream samples of ../shared/corpus. The expectations in
+// tests/data/catalog-expected.json were derived by reading each manifest (which templates exist, how
+// many pods each role runs, what one pod requests), not by running the definitions.
+
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <set>
+
+#include "admission/admission_service.h"
+#include "definitions/jq_program.h"
+#include "definitions/workload.h"
+#include "mutate/json_patch_builder.h"
+#include "mutate/mutation.h"
+#include "support/test_support.h"
+
+using karta::json;
+namespace test = karta::test;
+
+namespace {
+
+const json& expectations() {
+  static const json data = json::parse(std::ifstream(test::source_dir() / "tests/data/catalog-expected.json"));
+  return data;
+}
+
+const karta::Policy& label_only_policy() {
+  static const karta::Policy policy = test::policy_from_yaml("podTemplates: {labels: {karta.test/managed: \"yes\"}}");
+  return policy;
+}
+
+const karta::Policy& full_policy() {
+  static const karta::Policy policy = test::policy_from_yaml(R"(
+podTemplates:
+  labels: {platform.example.com/managed: "true", platform.example.com/role: "{{instance}}"}
+  annotations: {platform.example.com/gpus: "{{gpus}}"}
+scheduling:
+  schedulerName: kai-scheduler
+  queue: {label: kai.scheduler/queue, default: default-queue}
+gpu:
+  tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]
+  workloadTotalAnnotation: platform.example.com/gpu-total
+gang:
+  minMemberAnnotation: kai.scheduler/batch-min-member
+)");
+  return policy;
+}
+
+// Every place in `value` holding the key, as JSON Pointers.
+void find_key(const json& value, const std::string& key, const json::json_pointer& at, std::set<std::string>& found) {
+  if (value.is_object()) {
+    if (value.contains(key)) found.insert(at.to_string());
+    for (const auto& [k, v] : value.items()) find_key(v, key, at / k, found);
+  } else if (value.is_array()) {
+    for (std::size_t i = 0; i < value.size(); ++i) find_key(value[i], key, at / i, found);
+  }
+}
+
+bool related(const std::string& a, const std::string& b) {
+  auto prefix = [](const std::string& p, const std::string& s) {
+    return s.rfind(p, 0) == 0 && (s.size() == p.size() || s[p.size()] == '/');
+  };
+  return prefix(a, b) || prefix(b, a);
+}
+
+// All the checks on one sample entry; returns the number of objects checked.
+void check_entry(const json& entry, const std::filesystem::path& corpus) {
+  const std::string where = entry["file"].get<std::string>() + "#" + std::to_string(entry["index"].get<int>());
+  CAPTURE(where);
+  json object = test::document(corpus / "samples" / entry["file"].get<std::string>(), entry["index"].get<std::size_t>());
+  CHECK(object["kind"] == entry["kind"]);
+  auto request = karta::request_for_object(object);
+  if (entry.value("unregistered", false)) {
+    karta::AdmissionState state{test::builtin_catalog(), full_policy()};
+    auto result = karta::AdmissionService::mutate(request, state);
+    CHECK(result.outcome == "skipped:no-definition");
+    CHECK(result.decision.patch.is_null());
+    return;
+  }
+  const auto* definition = test::builtin_catalog().find(request.kind);
+  REQUIRE_MESSAGE(definition != nullptr, request.kind.to_string());
+
+  // The exact set of pod-label maps, and nothing else touched.
+  auto outcome = karta::mutate_workload(object, *definition, label_only_policy());
+  CHECK(outcome.notes == std::vector<std::string>{});
+  json patched = outcome.patch.empty() ? object : test::kubectl_apply(object, outcome.patch);
+  std::set<std::string> labelled;
+  find_key(patched, "karta.test/managed", json::json_pointer(), labelled);
+  std::set<std::string> expected;
+  for (const auto& map : entry["labelMaps"]) expected.insert(map.get<std::string>());
+  CHECK(labelled == expected);
+  for (const auto& op : json::diff(object, patched)) {
+    CAPTURE(op);
+    CHECK(op["op"] == "add");
+    CHECK(std::any_of(expected.begin(), expected.end(),
+                      [&](const std::string& map) { return related(map, op["path"].get<std::string>()); }));
+  }
+
+  // Roles, replicas and GPUs, as read from the manifest.
+  karta::DefinitionEvaluation evaluation(*definition, object);
+  auto analysis = karta::analyze_workload(evaluation, {"nvidia.com/gpu"});
+  json instances = json::array();
+  for (std::size_t i = 0; i < analysis.layout.templates.size(); ++i) {
+    const auto& t = analysis.layout.templates[i];
+    instances.push_back({{"component", t.component}, {"instance", t.instance}, {"replicas", t.replicas},
+                         {"gpusPerPod", analysis.per_pod[i].gpus}});
+  }
+  CHECK(instances == entry["instances"]);
+  CHECK(analysis.total_gpus == entry["gpuTotal"].get<double>());
+
+  // The whole policy: kubectl applies it, and a second pass changes nothing.
+  auto full = karta::mutate_workload(object, *definition, full_policy());
+  CHECK(full.notes == std::vector<std::string>{});
+  json fully_patched = full.patch.empty() ? object : test::kubectl_apply(object, full.patch);
+  CHECK(karta::mutate_workload(fully_patched, *definition, full_policy()).patch == json::array());
+}
+
+void check_kind(const std::string& api_version, const std::string& kind, std::size_t samples) {
+  auto corpus = test::corpus_dir();
+  if (!corpus) return;
+  std::size_t checked = 0;
+  for (const auto& entry : expectations()) {
+    if (entry["kind"] != kind || entry.value("apiVersion", "") != api_version) continue;
+    check_entry(entry, *corpus);
+    ++checked;
+  }
+  CHECK(checked == samples);
+}
+
+}  // namespace
+
+TEST_CASE("JobSet samples: every replicated job's template is labelled") {
+  check_kind("jobset.x-k8s.io/v1alpha2", "JobSet", 3);
+}
+TEST_CASE("LeaderWorkerSet samples: leader and worker templates, and no leader template where none is written") {
+  check_kind("leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet", 3);
+}
+TEST_CASE("PyTorchJob samples: Master and Worker replica specs") { check_kind("kubeflow.org/v1", "PyTorchJob", 3); }
+TEST_CASE("MPIJob v1 samples: Launcher and Worker") { check_kind("kubeflow.org/v1", "MPIJob", 1); }
+TEST_CASE("MPIJob v2beta1 samples: Launcher and Worker") { check_kind("kubeflow.org/v2beta1", "MPIJob", 2); }
+TEST_CASE("RayCluster samples: head group and every worker group") { check_kind("ray.io/v1", "RayCluster", 3); }
+TEST_CASE("RayJob samples: the cluster under rayClusterSpec, and none for an existing cluster") {
+  check_kind("ray.io/v1", "RayJob", 3);
+}
+TEST_CASE("RayService samples: the cluster under rayClusterConfig") { check_kind("ray.io/v1", "RayService", 3); }
+TEST_CASE("InferenceService samples: predictor, transformer and explainer label maps") {
+  check_kind("serving.kserve.io/v1beta1", "InferenceService", 3);
+}
+TEST_CASE("Knative Service samples: the revision template") {
+  check_kind("serving.knative.dev/v1", "Service", 5);
+}
+TEST_CASE("NIMService samples: the service's own labels map") { check_kind("apps.nvidia.com/v1alpha1", "NIMService", 3); }
+TEST_CASE("Milvus samples: per-component pod labels") { check_kind("milvus.io/v1beta1", "Milvus", 3); }
+TEST_CASE("PodCliqueSet samples: every clique") { check_kind("grove.io/v1alpha1", "PodCliqueSet", 3); }
+TEST_CASE("DynamoGraphDeployment v1alpha1 samples: every service's pod metadata") {
+  check_kind("nvidia.com/v1alpha1", "DynamoGraphDeployment", 2);
+}
+TEST_CASE("DynamoGraphDeployment v1beta1 samples: every component's pod template") {
+  check_kind("nvidia.com/v1beta1", "DynamoGraphDeployment", 1);
+}
+TEST_CASE("objects of kinds without a definition are untouched: core Service, Secret, NIMCache, ResourceClaimTemplate") {
+  auto corpus = test::corpus_dir();
+  if (!corpus) return;
+  std::size_t checked = 0;
+  for (const auto& entry : expectations()) {
+    if (!entry.value("unregistered", false)) continue;
+    check_entry(entry, *corpus);
+    ++checked;
+  }
+  CHECK(checked == 7);
+}
+
+TEST_CASE("every sample object of the corpus is covered by the expectations") {
+  auto corpus = test::corpus_dir();
+  if (!corpus) return;
+  std::size_t objects = 0;
+  for (const auto& file : std::filesystem::directory_iterator(*corpus / "samples")) {
+    objects += test::documents(file.path()).size();
+  }
+  CHECK(objects == expectations().size());
+}
+
+TEST_CASE("the built-in catalog holds every framework and Kubernetes' pod controllers") {
+  std::vector<std::string> kinds;
+  for (const auto& definition : test::builtin_catalog().definitions()) kinds.push_back(definition->root_kind().to_string());
+  CHECK(kinds == std::vector<std::string>{
+      "v1 Pod", "apps/v1 DaemonSet", "apps/v1 Deployment", "apps/v1 ReplicaSet", "apps/v1 StatefulSet",
+      "apps.nvidia.com/v1alpha1 NIMService", "batch/v1 CronJob", "batch/v1 Job", "grove.io/v1alpha1 PodCliqueSet",
+      "jobset.x-k8s.io/v1alpha2 JobSet", "kubeflow.org/v1 MPIJob", "kubeflow.org/v1 PyTorchJob",
+      "kubeflow.org/v2beta1 MPIJob", "leaderworkerset.x-k8s.io/v1 LeaderWorkerSet", "milvus.io/v1beta1 Milvus",
+      "nvidia.com/v1alpha1 DynamoGraphDeployment", "nvidia.com/v1beta1 DynamoGraphDeployment", "ray.io/v1 RayCluster",
+      "ray.io/v1 RayJob", "ray.io/v1 RayService", "serving.knative.dev/v1 Service",
+      "serving.kserve.io/v1beta1 InferenceService"});
+}
+
+TEST_CASE("every simple catalog path gives what libjq gives, on every sample") {
+  auto corpus = test::corpus_dir();
+  if (!corpus) return;
+  std::vector<json> objects;
+  for (const auto& file : std::filesystem::directory_iterator(*corpus / "samples")) {
+    for (auto& d : test::documents(file.path())) objects.push_back(std::move(d.value));
+  }
+  objects.push_back(test::document(test::source_dir() / "examples/jobset-demo.yaml"));
+  std::size_t compared = 0;
+  for (const auto& definition : test::builtin_catalog().definitions()) {
+    for (const auto& e : definition->expressions()) {
+      if (!e.simple) continue;
+      CAPTURE(e.field.expression);
+      std::string program = e.mode == karta::ExpressionMode::Path ? "path(" + e.field.expression + ")" : e.field.expression;
+      karta::JqProgram jq(program, 1);
+      for (const auto& object : objects) {
+        karta::JqInput input(object);
+        auto by_jq = jq.run(input, 1000);
+        auto native = e.simple->evaluate(object, 1000);
+        json native_outputs = json::array();
+        for (const auto& m : native.matches) {
+          if (e.mode == karta::ExpressionMode::Value) {
+            native_outputs.push_back(m.value != nullptr ? *m.value : json(nullptr));
+          } else {
+            json path = json::array();
+            for (const auto& token : karta::pointer_tokens(m.pointer)) path.push_back(token);
+            native_outputs.push_back(path);
+          }
+        }
+        json jq_outputs = by_jq.outputs;
+        if (e.mode == karta::ExpressionMode::Path) {  // indexes come back as numbers from jq
+          for (auto& p : jq_outputs) {
+            for (auto& token : p) {
+              if (token.is_number()) token = std::to_string(token.get<std::int64_t>());
+            }
+          }
+        }
+        CHECK(native_outputs == jq_outputs);
+        CHECK(native.error.has_value() == by_jq.error.has_value());
+        ++compared;
+      }
+    }
+  }
+  CHECK(compared > 1000);
+}
