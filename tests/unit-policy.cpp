@@ -1,0 +1,65 @@
+#include <doctest/doctest.h>
+
+#include "definitions/documents.h"
+#include "policy/policy.h"
+#include "support/test_support.h"
+
+using karta::json;
+namespace test = karta::test;
+
+namespace {
+
+std::string error_of(const std::string& yaml) {
+  try {
+    karta::parse_policy(test::yaml(yaml), "policy.yaml");
+  } catch (const karta::InputError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+}  // namespace
+
+TEST_CASE("the issue's whole policy reads into every field") {
+  auto policy = test::policy_from_yaml(karta::read_text_file(test::source_dir() / "examples/policy.yaml"));
+  CHECK(policy.pod_templates.labels == std::map<std::string, std::string>{
+      {"platform.example.com/managed", "true"}, {"platform.example.com/role", "{{instance}}"}});
+  CHECK(policy.scheduling.scheduler_name == "kai-scheduler");
+  CHECK(policy.scheduling.queue_label == "kai.scheduler/queue");
+  CHECK(policy.scheduling.default_queue == "default-queue");
+  CHECK(policy.gpu.resource_names == std::vector<std::string>{"nvidia.com/gpu"});
+  CHECK(policy.gpu.tolerations == json::parse(R"([{"key":"nvidia.com/gpu","operator":"Exists","effect":"NoSchedule"}])"));
+  CHECK(policy.gpu.workload_total_annotation == "platform.example.com/gpu-total");
+  CHECK(policy.gang.min_member_annotation == "kai.scheduler/batch-min-member");
+  CHECK(policy.label_policy.enabled);
+  CHECK(policy.label_policy.mode == karta::LabelPolicyMode::Enforce);
+  CHECK(policy.label_policy.exempt_namespaces == std::vector<std::string>{"kube-system"});
+  CHECK(policy.label_policy.workload.required == std::vector<std::string>{"team"});
+}
+
+TEST_CASE("a bad policy is refused with the field and the fault") {
+  CHECK(error_of("podTemplate: {}") == "policy.yaml: podTemplate: unknown field");
+  CHECK(error_of("podTemplates: {labelz: {}}") == "policy.yaml: podTemplates.labelz: unknown field");
+  CHECK(error_of("podTemplates: {labels: {a: 1}}") ==
+        "policy.yaml: podTemplates.labels.a: must be a string, not number (quote it in YAML)");
+  CHECK(error_of("podTemplates: {labels: {\"Bad Key\": x}}") ==
+        "policy.yaml: podTemplates.labels: key \"Bad Key\" may contain only alphanumerics, '-', '_' and '.'");
+  CHECK(error_of("podTemplates: {labels: {a: \"-x\"}}") ==
+        "policy.yaml: podTemplates.labels.a: value \"-x\" must begin and end with an alphanumeric character");
+  CHECK(error_of("podTemplates: {labels: {a: \"{{team}}\"}}") ==
+        "policy.yaml: podTemplates.labels.a: unknown placeholder {{team}} (known: namespace, name, kind, group, "
+        "component, instance, gpus)");
+  CHECK(error_of("podTemplates: {overwrite: yes please}") == "policy.yaml: podTemplates.overwrite: must be true or false");
+  CHECK(error_of("labelPolicy: {mode: strict}") == "policy.yaml: labelPolicy.mode: must be enforce or audit");
+  CHECK(error_of("labelPolicy: {workload: {allowed: {team: \"([\"}}}").rfind(
+            "policy.yaml: labelPolicy.workload.allowed.team: not a regular expression: ", 0) == 0);
+  CHECK(error_of("gpu: {tolerations: [nvidia]}") == "policy.yaml: gpu.tolerations[0]: must be a toleration (a map)");
+  CHECK(error_of("scheduling: {queue: {default: q}}") == "policy.yaml: scheduling.queue.default: needs scheduling.queue.label");
+}
+
+TEST_CASE("placeholders are replaced where they stand and other text is kept") {
+  karta::PlaceholderValues v{"ns", "job", "JobSet", "jobset.x-k8s.io", "replicatedjob", "worker", "8"};
+  CHECK(karta::fill_placeholders("{{instance}}-{{gpus}}gpu", v) == "worker-8gpu");
+  CHECK(karta::fill_placeholders("plain", v) == "plain");
+  CHECK(karta::fill_placeholders("{{namespace}}/{{name}}", v) == "ns/job");
+}
