@@ -102,6 +102,7 @@ HttpResponse AdmissionService::handle(AdmissionEndpoint endpoint, const HttpRequ
     // A bug, not bad input: answer an error so the webhook's failurePolicy decides.
     spdlog::error("admission uid={} endpoint={} kind={} internal error: {}", request.uid, endpoint_name,
                   request.kind.to_string(), e.what());
+    metrics_.record_admission(endpoint_name, request.operation, "error", "error", 0, 0);
     return plain(500, std::string("internal error: ") + e.what());
   }
   for (const auto& note : result.notes) {
@@ -110,6 +111,12 @@ HttpResponse AdmissionService::handle(AdmissionEndpoint endpoint, const HttpRequ
   HttpResponse response;
   response.body = encode_admission_review(result.decision, request.uid, request.review_api_version);
   auto micros = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started);
+  std::string kind_label = state->catalog.find(request.kind) != nullptr
+                               ? request.kind.group + "/" + request.kind.version + "/" + request.kind.kind
+                               : "unregistered";
+  std::string result_label = result.outcome.substr(0, result.outcome.find(':'));
+  metrics_.record_admission(endpoint_name, request.operation, kind_label, result_label,
+                            result.decision.patch_operations(), static_cast<double>(micros.count()) / 1e6);
   spdlog::info("admission uid={} endpoint={} kind={} object={} operation={} outcome={} patch_ops={} duration_us={}",
                request.uid, endpoint_name, request.kind.to_string(), object_name(request), request.operation,
                result.outcome, result.decision.patch_operations(), micros.count());

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "admission/admission_review.h"
+#include "admission/metrics.h"
 #include "definitions/catalog.h"
 #include "policy/policy.h"
 #include "server/http_exchange.h"
@@ -31,7 +32,11 @@ struct AdmissionResult {
 
 class AdmissionService {
  public:
-  void update(std::shared_ptr<const AdmissionState> state) { state_.store(std::move(state)); }
+  void update(std::shared_ptr<const AdmissionState> state) {
+    metrics_.set_definitions_loaded(state ? state->catalog.size() : 0);
+    state_.store(std::move(state));
+  }
+  Metrics& metrics() { return metrics_; }
   std::shared_ptr<const AdmissionState> state() const { return state_.load(); }
   bool ready() const { return state_.load() != nullptr; }
 
@@ -45,6 +50,7 @@ class AdmissionService {
 
  private:
   std::atomic<std::shared_ptr<const AdmissionState>> state_;
+  mutable Metrics metrics_;
 };
 
 }  // namespace karta

@@ -1,5 +1,7 @@
 #include "cli/webhook.h"
 
+#include <functional>
+
 #include <spdlog/spdlog.h>
 
 #include "definitions/documents.h"
@@ -11,24 +13,71 @@ HttpResponse text(int status, std::string body) {
   return HttpResponse{status, "text/plain; charset=utf-8", std::move(body) + "\n", {}};
 }
 
+bool is_definition_file(const std::filesystem::path& path) {
+  auto name = path.filename().string();
+  auto extension = path.extension();
+  return !name.starts_with(".") && (extension == ".yaml" || extension == ".yml" || extension == ".json");
+}
+
 }  // namespace
+
+AdmissionStateLoader::AdmissionStateLoader(std::vector<std::filesystem::path> directories,
+                                           std::filesystem::path policy_file, std::size_t concurrency)
+    : directories_(std::move(directories)), policy_file_(std::move(policy_file)), cache_(concurrency) {}
+
+std::shared_ptr<AdmissionState> AdmissionStateLoader::load() {
+  auto state = std::make_shared<AdmissionState>();
+  CatalogSources sources;
+  sources.directories = directories_;
+  state->catalog = load_catalog(sources, &cache_);
+  cache_.sweep();
+  if (!policy_file_.empty()) state->policy = load_policy(policy_file_);
+  return state;
+}
+
+std::string AdmissionStateLoader::fingerprint() const {
+  std::string bytes;
+  std::error_code ec;
+  for (const auto& directory : directories_) {
+    std::vector<std::filesystem::path> files;
+    for (const auto& entry : std::filesystem::directory_iterator(directory, ec)) {
+      if (is_definition_file(entry.path())) files.push_back(entry.path());
+    }
+    std::sort(files.begin(), files.end());
+    for (const auto& file : files) {
+      bytes += file.string() + '\0';
+      try {
+        bytes += std::to_string(std::hash<std::string>{}(read_text_file(file)));
+      } catch (const InputError&) {
+        bytes += "unreadable";
+      }
+    }
+  }
+  if (!policy_file_.empty()) {
+    try {
+      bytes += std::to_string(std::hash<std::string>{}(read_text_file(policy_file_)));
+    } catch (const InputError&) {
+      bytes += "unreadable";
+    }
+  }
+  return bytes;
+}
 
 std::shared_ptr<AdmissionState> load_admission_state(const std::vector<std::filesystem::path>& definition_directories,
                                                      const std::filesystem::path& policy_file,
                                                      std::size_t concurrency) {
-  auto state = std::make_shared<AdmissionState>();
-  CatalogSources sources;
-  sources.directories = definition_directories;
-  sources.concurrency = concurrency;
-  state->catalog = load_catalog(sources);
-  if (!policy_file.empty()) state->policy = load_policy(policy_file);
-  return state;
+  AdmissionStateLoader loader(definition_directories, policy_file, concurrency);
+  return loader.load();
 }
 
-Webhook::Webhook(WebhookConfig config) : config_(std::move(config)), service_(std::make_shared<AdmissionService>()) {
+Webhook::Webhook(WebhookConfig config)
+    : config_(std::move(config)),
+      service_(std::make_shared<AdmissionService>()),
+      loader_(config_.definition_directories, config_.policy_file, config_.server.threads) {
   auto started = std::chrono::steady_clock::now();
   auto certificates = std::make_shared<CertificateStore>(config_.tls);
-  auto state = load_admission_state(config_.definition_directories, config_.policy_file, config_.server.threads);
+  loaded_fingerprint_ = loader_.fingerprint();
+  auto state = loader_.load();
   if (config_.policy_file.empty()) spdlog::warn("no --policy given: nothing will be injected");
   auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
   spdlog::info("loaded {} definitions and policy {} in {} ms", state->catalog.size(), state->policy.source,
@@ -45,12 +94,47 @@ Webhook::Webhook(WebhookConfig config) : config_(std::move(config)), service_(st
          if (shutting_down_) return text(503, "shutting down");
          return service_->ready() ? text(200, "ok") : text(503, "definitions not loaded");
        }},
+      {"GET", "/metrics",
+       [service](const HttpRequest&) {
+         return HttpResponse{200, "text/plain; version=0.0.4; charset=utf-8", service->metrics().render(), {}};
+       }},
   };
   server_ = std::make_unique<HttpsServer>(config_.server, std::move(certificates), std::move(routes));
   server_->set_on_shutdown_begin([this] { shutting_down_ = true; });
+  server_->set_on_certificate_reload([service](bool ok) { service->metrics().record_reload("certificate", ok); });
+  reload_thread_ = std::thread([this] { watch_for_changes(); });
 }
 
-Webhook::~Webhook() = default;
+Webhook::~Webhook() {
+  {
+    std::lock_guard lock(reload_mutex_);
+    stop_reloading_ = true;
+  }
+  reload_wake_.notify_all();
+  if (reload_thread_.joinable()) reload_thread_.join();
+}
+
+void Webhook::watch_for_changes() {
+  std::unique_lock lock(reload_mutex_);
+  while (!reload_wake_.wait_for(lock, config_.reload_interval, [this] { return stop_reloading_; })) {
+    lock.unlock();
+    std::string fingerprint = loader_.fingerprint();
+    if (fingerprint != loaded_fingerprint_) {
+      // Compiling happens here, off the threads that answer admissions.
+      try {
+        auto state = loader_.load();
+        spdlog::info("reloaded {} definitions and policy {}", state->catalog.size(), state->policy.source);
+        service_->update(std::move(state));
+        service_->metrics().record_reload("definitions", true);
+      } catch (const std::exception& e) {
+        spdlog::error("reload failed, still serving the previous definitions and policy: {}", e.what());
+        service_->metrics().record_reload("definitions", false);
+      }
+      loaded_fingerprint_ = fingerprint;  // a broken file is reported once, not every interval
+    }
+    lock.lock();
+  }
+}
 
 unsigned short Webhook::listen() {
   unsigned short port = server_->listen();

@@ -1,12 +1,16 @@
 #pragma once
 
-// The running webhook: the admission service behind the HTTPS server, with its health, readiness and
-// lifecycle. `serve` runs one; the end-to-end tests run one in-process on an ephemeral port.
+// The running webhook: the admission service behind the HTTPS server, with its health, readiness,
+// metrics, live reload of definitions and policy, and lifecycle. `serve` runs one; the end-to-end tests
+// run one in-process on an ephemeral port.
 
 #include <atomic>
+#include <condition_variable>
 #include <filesystem>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "admission/admission_service.h"
@@ -19,9 +23,29 @@ struct WebhookConfig {
   TlsFiles tls;
   std::vector<std::filesystem::path> definition_directories;
   std::filesystem::path policy_file;  // empty: inject nothing
+  // How often definition directories and the policy file are checked for changes. Polling by content
+  // survives Kubernetes' symlink swaps of ConfigMap volumes, which inotify on the file misses.
+  std::chrono::milliseconds reload_interval{2'000};
 };
 
-// Loads definitions and policy (a broken one is a broken environment: throws).
+// Builds admission states: the built-in catalog, definition directories and the policy, reusing
+// compiled definitions that did not change.
+class AdmissionStateLoader {
+ public:
+  AdmissionStateLoader(std::vector<std::filesystem::path> directories, std::filesystem::path policy_file,
+                       std::size_t concurrency);
+  // Throws InputError or DefinitionError; a failed load leaves the cache as it was.
+  std::shared_ptr<AdmissionState> load();
+  // A fingerprint of what load() reads: changes when any definition file or the policy changes.
+  std::string fingerprint() const;
+
+ private:
+  std::vector<std::filesystem::path> directories_;
+  std::filesystem::path policy_file_;
+  DefinitionCache cache_;
+};
+
+// Loads definitions and policy once (a broken one is a broken environment: throws).
 std::shared_ptr<AdmissionState> load_admission_state(const std::vector<std::filesystem::path>& definition_directories,
                                                      const std::filesystem::path& policy_file,
                                                      std::size_t concurrency);
@@ -39,10 +63,18 @@ class Webhook {
   bool ready() const;
 
  private:
+  void watch_for_changes();
+
   WebhookConfig config_;
   std::shared_ptr<AdmissionService> service_;
+  AdmissionStateLoader loader_;
+  std::string loaded_fingerprint_;
   std::atomic<bool> shutting_down_{false};
   std::unique_ptr<HttpsServer> server_;
+  std::mutex reload_mutex_;
+  std::condition_variable reload_wake_;
+  bool stop_reloading_ = false;
+  std::thread reload_thread_;
 };
 
 }  // namespace karta

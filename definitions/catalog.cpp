@@ -45,11 +45,28 @@ std::vector<KartaDefinition> parse_definitions(std::string_view text, const std:
   return definitions;
 }
 
-Catalog load_catalog(const CatalogSources& sources) {
+std::shared_ptr<const CompiledDefinition> DefinitionCache::compile(KartaDefinition definition) {
+  std::string key = definition.text;
+  used_[key] = true;
+  if (auto it = entries_.find(key); it != entries_.end()) return it->second;
+  auto compiled = CompiledDefinition::compile(std::move(definition), concurrency_);
+  entries_[key] = compiled;
+  return compiled;
+}
+
+void DefinitionCache::sweep() {
+  for (auto it = entries_.begin(); it != entries_.end();) {
+    it = used_.count(it->first) != 0 ? std::next(it) : entries_.erase(it);
+  }
+  used_.clear();
+}
+
+Catalog load_catalog(const CatalogSources& sources, DefinitionCache* cache) {
   Catalog catalog;
   auto add_all = [&](std::vector<KartaDefinition> definitions) {
     for (auto& definition : definitions) {
-      catalog.add(CompiledDefinition::compile(std::move(definition), sources.concurrency));
+      catalog.add(cache != nullptr ? cache->compile(std::move(definition))
+                                   : CompiledDefinition::compile(std::move(definition), sources.concurrency));
     }
   };
   if (sources.builtin) {

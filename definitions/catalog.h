@@ -31,6 +31,22 @@ class Catalog {
   std::unordered_map<std::string, std::shared_ptr<const CompiledDefinition>> by_kind_;
 };
 
+// Compiled definitions kept by their text, so a reload recompiles only what changed (compiling costs
+// ~18 ms per jq program).
+class DefinitionCache {
+ public:
+  explicit DefinitionCache(std::size_t concurrency) : concurrency_(concurrency) {}
+  std::shared_ptr<const CompiledDefinition> compile(KartaDefinition definition);
+  // Forgets every entry not used since the last call.
+  void sweep();
+  std::size_t size() const { return entries_.size(); }
+
+ private:
+  std::size_t concurrency_;
+  std::unordered_map<std::string, std::shared_ptr<const CompiledDefinition>> entries_;
+  std::unordered_map<std::string, bool> used_;
+};
+
 struct CatalogSources {
   bool builtin = true;                             // the catalog compiled into the binary
   std::vector<std::filesystem::path> directories;  // *.yaml, *.yml and *.json files, added in order
@@ -43,6 +59,7 @@ std::vector<KartaDefinition> parse_definitions(std::string_view text, const std:
 
 // Loads and compiles every source. Throws InputError or DefinitionError: a broken definition at start-up
 // is a broken environment.
-Catalog load_catalog(const CatalogSources& sources);
+// With a cache, unchanged definitions are reused rather than compiled again.
+Catalog load_catalog(const CatalogSources& sources, DefinitionCache* cache = nullptr);
 
 }  // namespace karta

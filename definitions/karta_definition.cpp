@@ -342,6 +342,7 @@ DefinitionParse parse_karta_definition(const json& document, const std::string& 
   auto& faults = result.faults;
   KartaDefinition definition;
   definition.source = source;
+  definition.text = document.dump();
   {
     ObjectReader top(document, "", faults);
     auto api_version = top.string("apiVersion", true);

@@ -112,6 +112,7 @@ struct GangScheduling {
 struct KartaDefinition {
   std::string name;    // metadata.name
   std::string source;  // where it was read from
+  std::string text;    // the document as compact JSON: identifies the definition for caching
   Component root;
   std::vector<Component> children;
   std::vector<GroupVersionKind> additional_child_kinds;

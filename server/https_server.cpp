@@ -252,8 +252,12 @@ void HttpsServer::poll_certificates() {
     if (ec || stopping_) return;
     if (certificates_->reload_if_changed()) {
       spdlog::info("TLS certificate reloaded from {}", certificates_->files().certificate.string());
-    } else if (auto error = certificates_->last_error(); !error.empty()) {
-      spdlog::warn("TLS certificate not reloaded: {}", error);
+      last_certificate_error_.clear();
+      if (on_certificate_reload_) on_certificate_reload_(true);
+    } else if (auto error = certificates_->last_error(); !error.empty() && error != last_certificate_error_) {
+      spdlog::warn("TLS certificate not reloaded (still serving the previous one): {}", error);
+      last_certificate_error_ = error;
+      if (on_certificate_reload_) on_certificate_reload_(false);
     }
     poll_certificates();
   });

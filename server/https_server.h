@@ -67,6 +67,8 @@ class HttpsServer {
   // Starts a graceful shutdown from any thread: on_shutdown_begin runs first (readiness goes false).
   void shutdown();
   void set_on_shutdown_begin(std::function<void()> callback) { on_shutdown_begin_ = std::move(callback); }
+  // Told of every certificate reload attempt that found changed files: true when it was loaded.
+  void set_on_certificate_reload(std::function<void(bool)> callback) { on_certificate_reload_ = std::move(callback); }
 
   std::size_t open_connections() const;
   bool stopping() const { return stopping_.load(); }
@@ -94,6 +96,8 @@ class HttpsServer {
   boost::asio::signal_set signals_;
   std::chrono::steady_clock::time_point drain_deadline_;
   std::function<void()> on_shutdown_begin_;
+  std::function<void(bool)> on_certificate_reload_;
+  std::string last_certificate_error_;
   std::atomic<bool> stopping_{false};
   mutable std::mutex sessions_mutex_;
   std::unordered_set<Session*> sessions_;

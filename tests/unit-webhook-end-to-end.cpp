@@ -3,47 +3,14 @@
 
 #include <doctest/doctest.h>
 
-#include <fstream>
-#include <thread>
-
-#include "cli/webhook.h"
-#include "support/test_support.h"
+#include "support/running_webhook.h"
 
 using karta::json;
 namespace test = karta::test;
 
 namespace {
 
-struct RunningWebhook {
-  test::TempDir dir;
-  test::TestCertificates certificates{dir.path};
-  std::unique_ptr<karta::Webhook> webhook;
-  unsigned short port = 0;
-  std::thread thread;
-
-  explicit RunningWebhook(std::function<void(karta::WebhookConfig&)> adjust = {}) {
-    std::ofstream(dir.path / "policy.yaml") << R"(
-podTemplates:
-  labels: {platform.example.com/managed: "true"}
-  annotations: {platform.example.com/owner: platform}
-)";
-    karta::WebhookConfig config;
-    config.server.bind_address = "127.0.0.1";
-    config.server.port = 0;
-    config.server.threads = 2;
-    config.server.certificate_poll = std::chrono::milliseconds(100);
-    config.tls = {certificates.certificate, certificates.key};
-    config.policy_file = dir.path / "policy.yaml";
-    if (adjust) adjust(config);
-    webhook = std::make_unique<karta::Webhook>(config);
-    port = webhook->listen();
-    thread = std::thread([this] { webhook->run(/*handle_signals=*/false); });
-  }
-  ~RunningWebhook() {
-    webhook->shutdown();
-    thread.join();
-  }
-};
+using test::RunningWebhook;
 
 json demo() { return test::document(test::source_dir() / "examples/jobset-demo.yaml"); }
 

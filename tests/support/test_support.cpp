@@ -200,6 +200,11 @@ HttpReply HttpsClient::request(const std::string& method, const std::string& tar
   return {static_cast<int>(response.result_int()), response.body(), std::string(response[http::field::connection])};
 }
 
+void HttpsClient::send_partial(const std::string& bytes) {
+  beast::get_lowest_layer(*impl_->stream).expires_after(std::chrono::seconds(30));
+  net::write(*impl_->stream, net::buffer(bytes));
+}
+
 HttpReply HttpsClient::send_raw(const std::string& bytes) {
   beast::get_lowest_layer(*impl_->stream).expires_after(std::chrono::seconds(30));
   net::write(*impl_->stream, net::buffer(bytes));

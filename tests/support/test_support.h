@@ -70,6 +70,8 @@ class HttpsClient {
   ~HttpsClient();
   HttpReply request(const std::string& method, const std::string& target, const std::string& body = "",
                     const std::string& content_type = "application/json");
+  // Writes raw bytes without reading anything back (the first part of a request).
+  void send_partial(const std::string& bytes);
   // Writes raw bytes (a hand-made request) and reads one response.
   HttpReply send_raw(const std::string& bytes);
   std::string peer_certificate_serial() const;

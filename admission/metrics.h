@@ -1,0 +1,43 @@
+#pragma once
+
+// The webhook's Prometheus metrics, rendered in the text exposition format (version 0.0.4) on /metrics.
+// Counters and one latency histogram, behind one mutex: a request touches it once.
+
+#include <array>
+#include <atomic>
+#include <map>
+#include <mutex>
+#include <string>
+#include <tuple>
+
+namespace karta {
+
+class Metrics {
+ public:
+  // One admission: endpoint (mutate|validate), operation, kind ("group/version/Kind", or "unregistered"),
+  // result (patched, unchanged, allowed, denied, skipped, error), patch operations and duration.
+  void record_admission(const std::string& endpoint, const std::string& operation, const std::string& kind,
+                        const std::string& result, std::size_t patch_operations, double seconds);
+  void record_reload(const std::string& source, bool ok);  // source: definitions, policy, cluster, certificate
+  void set_definitions_loaded(std::size_t count);
+
+  std::string render() const;
+
+  static constexpr std::array<double, 12> kBuckets{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005,
+                                                   0.01,   0.025,   0.05,   0.1,   0.25,   1.0};
+
+ private:
+  struct Histogram {
+    std::array<std::uint64_t, kBuckets.size()> buckets{};
+    std::uint64_t count = 0;
+    double sum = 0;
+  };
+  mutable std::mutex mutex_;
+  std::map<std::tuple<std::string, std::string, std::string, std::string>, std::uint64_t> admissions_;
+  std::map<std::string, Histogram> durations_;  // by endpoint
+  std::map<std::string, std::uint64_t> patch_operations_;  // by kind
+  std::map<std::string, std::uint64_t> reloads_, reload_errors_;
+  std::atomic<std::size_t> definitions_loaded_{0};
+};
+
+}  // namespace karta

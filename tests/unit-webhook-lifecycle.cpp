@@ -1,0 +1,174 @@
+// Production behaviour over real HTTPS: TLS versions, certificate rotation without a restart,
+// definitions picked up live, metrics, and a graceful SIGTERM of the real binary.
+
+#include <doctest/doctest.h>
+
+#include <csignal>
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <openssl/ssl.h>
+
+#include "support/running_webhook.h"
+
+using karta::json;
+namespace test = karta::test;
+using namespace std::chrono_literals;
+
+namespace {
+
+const char* kTrainerDefinition = R"(
+apiVersion: run.ai/v1alpha1
+kind: Karta
+metadata: {name: trainer}
+spec:
+  structureDefinition:
+    rootComponent:
+      name: trainer
+      kind: {group: acme.example.com, version: v1, kind: Trainer}
+      statusDefinition: {phaseDefinition: {path: .status.phase}}
+    childComponents:
+      - name: worker
+        kind: {group: "", version: v1, kind: Pod}
+        ownerRef: trainer
+        specDefinition: {podTemplateSpecPath: .spec.worker.template}
+)";
+
+json trainer() {
+  return json::parse(R"({"apiVersion":"acme.example.com/v1","kind":"Trainer","metadata":{"name":"t","namespace":"ml"},
+      "spec":{"worker":{"template":{"spec":{"containers":[{"name":"w","image":"i"}]}}}}})");
+}
+
+// Replaces a file the way a Secret or ConfigMap volume update does: write beside, then rename over it.
+void replace_file(const std::filesystem::path& target, const std::filesystem::path& source) {
+  auto temporary = target;
+  temporary += ".new";
+  std::filesystem::copy_file(source, temporary, std::filesystem::copy_options::overwrite_existing);
+  std::filesystem::rename(temporary, target);
+}
+
+}  // namespace
+
+TEST_CASE("TLS 1.0 and 1.1 are refused, TLS 1.2 and 1.3 accepted") {
+  test::RunningWebhook running;
+  CHECK_THROWS(test::HttpsClient(running.port, running.certificates.ca, TLS1_VERSION));
+  CHECK_THROWS(test::HttpsClient(running.port, running.certificates.ca, TLS1_1_VERSION));
+  CHECK(test::HttpsClient(running.port, running.certificates.ca, TLS1_2_VERSION).request("GET", "/healthz").status == 200);
+  CHECK(test::HttpsClient(running.port, running.certificates.ca, TLS1_3_VERSION).request("GET", "/healthz").status == 200);
+}
+
+TEST_CASE("a replaced certificate is served to new connections within seconds, without a restart or a failed request") {
+  test::RunningWebhook running;
+  test::HttpsClient before(running.port, running.certificates.ca);
+  std::string old_serial = before.peer_certificate_serial();
+  REQUIRE_FALSE(old_serial.empty());
+
+  test::TestCertificates renewed(running.dir.path, "renewed");  // same CA, new key and serial
+  replace_file(running.certificates.key, renewed.key);
+  replace_file(running.certificates.certificate, renewed.certificate);
+
+  std::string new_serial;
+  CHECK(test::eventually(
+      [&] {
+        test::HttpsClient fresh(running.port, running.certificates.ca);
+        new_serial = fresh.peer_certificate_serial();
+        return fresh.request("GET", "/healthz").status == 200 && new_serial != old_serial;
+      },
+      5s));
+  CHECK(new_serial != old_serial);
+  // The connection opened before the rotation keeps working.
+  CHECK(before.request("GET", "/healthz").status == 200);
+}
+
+TEST_CASE("a definition file added to --definitions is used within seconds, and a broken one keeps the old state") {
+  test::TempDir definitions;
+  test::RunningWebhook running([&](karta::WebhookConfig& c) { c.definition_directories = {definitions.path}; });
+  test::HttpsClient client(running.port, running.certificates.ca);
+  auto mutate = [&] {
+    return json::parse(client.request("POST", "/mutate", test::admission_review(trainer()).dump()).body);
+  };
+  CHECK_FALSE(mutate()["response"].contains("patch"));
+
+  std::ofstream(definitions.path / "trainer.yaml") << kTrainerDefinition;
+  CHECK(test::eventually([&] { return mutate()["response"].contains("patch"); }, 10s));
+  CHECK(test::decoded_patch(mutate()) == json::parse(R"([{"op":"add","path":"/spec/worker/template/metadata",
+      "value":{"labels":{"platform.example.com/managed":"true"},"annotations":{"platform.example.com/owner":"platform"}}}])"));
+
+  std::ofstream(definitions.path / "broken.yaml") << "apiVersion: run.ai/v1alpha1\nkind: Karta\nspec: {oops: 1}\n";
+  CHECK(test::eventually(
+      [&] {
+        return client.request("GET", "/metrics").body.find("karta_reload_errors_total{source=\"definitions\"} 1") !=
+               std::string::npos;
+      },
+      10s));
+  CHECK(mutate()["response"].contains("patch"));  // still serving the last good catalog
+}
+
+TEST_CASE("/metrics counters move after an admission") {
+  test::RunningWebhook running;
+  test::HttpsClient client(running.port, running.certificates.ca);
+  std::string before = client.request("GET", "/metrics").body;
+  CHECK(before.find("karta_admission_requests_total{") == std::string::npos);
+  CHECK(before.find("karta_definitions_loaded 22\n") != std::string::npos);
+  json demo = test::document(test::source_dir() / "examples/jobset-demo.yaml");
+  REQUIRE(client.request("POST", "/mutate", test::admission_review(demo).dump()).status == 200);
+  std::string after = client.request("GET", "/metrics").body;
+  CHECK(after.find("karta_admission_requests_total{endpoint=\"mutate\",operation=\"CREATE\","
+                   "kind=\"jobset.x-k8s.io/v1alpha2/JobSet\",result=\"patched\"} 1\n") != std::string::npos);
+  CHECK(after.find("karta_admission_duration_seconds_count{endpoint=\"mutate\"} 1\n") != std::string::npos);
+  CHECK(after.find("karta_admission_duration_seconds_bucket{endpoint=\"mutate\",le=\"+Inf\"} 1\n") != std::string::npos);
+  CHECK(after.find("karta_patch_operations_total{kind=\"jobset.x-k8s.io/v1alpha2/JobSet\"} 2\n") != std::string::npos);
+}
+
+TEST_CASE("SIGTERM mid-request: readiness goes first, the request completes, and the process exits 0") {
+  test::TempDir dir;
+  test::TestCertificates certificates(dir.path);
+  int err_pipe[2];
+  REQUIRE(pipe(err_pipe) == 0);
+  pid_t child = fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    dup2(err_pipe[1], STDERR_FILENO);
+    close(err_pipe[0]);
+    std::string binary = test::binary_path().string();
+    execl(binary.c_str(), binary.c_str(), "serve", "--tls-cert-file", certificates.certificate.c_str(),
+          "--tls-private-key-file", certificates.key.c_str(), "--port", "0", "--bind-address", "127.0.0.1",
+          "--shutdown-delay-ms", "1500", "--log-format", "text", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  close(err_pipe[1]);
+  // The port is in the start-up log line "serving HTTPS on 127.0.0.1:PORT".
+  std::string log;
+  unsigned short port = 0;
+  char buffer[4096];
+  auto deadline = std::chrono::steady_clock::now() + 20s;
+  while (port == 0 && std::chrono::steady_clock::now() < deadline) {
+    ssize_t n = read(err_pipe[0], buffer, sizeof buffer);
+    if (n <= 0) break;
+    log.append(buffer, static_cast<std::size_t>(n));
+    auto at = log.find("serving HTTPS on 127.0.0.1:");
+    if (at != std::string::npos && log.find(' ', at + 27) != std::string::npos) {
+      port = static_cast<unsigned short>(std::stoi(log.substr(at + 27)));
+    }
+  }
+  REQUIRE_MESSAGE(port != 0, log);
+
+  test::HttpsClient busy(port, certificates.ca);
+  std::string body = test::admission_review(test::document(test::source_dir() / "examples/jobset-demo.yaml")).dump();
+  std::string head = "POST /mutate HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: " +
+                     std::to_string(body.size()) + "\r\n\r\n";
+  busy.send_partial(head + body.substr(0, body.size() / 2));  // the request is under way...
+  REQUIRE(kill(child, SIGTERM) == 0);                          // ...when Kubernetes stops the pod
+  std::this_thread::sleep_for(300ms);
+  CHECK(test::HttpsClient(port, certificates.ca).request("GET", "/readyz").status == 503);
+  auto reply = busy.send_raw(body.substr(body.size() / 2));
+  CHECK(reply.status == 200);
+  CHECK(json::parse(reply.body)["response"]["allowed"] == true);
+
+  int status = 0;
+  REQUIRE(waitpid(child, &status, 0) == child);
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  close(err_pipe[0]);
+}
