@@ -126,7 +126,8 @@ TEST_CASE("an object of the right kind but odd shape is left unpatched with a no
       "spec.structureDefinition.childComponents[0].instanceIdPath (.spec.replicatedJobs[].name): stopped on error: "
       "Cannot index string with string \"replicatedJobs\"",
       "spec.structureDefinition.childComponents[0].scaleDefinition.replicasPath (.spec.replicatedJobs[] | (.replicas "
-      "// 1) * (.template.spec.parallelism // 1)): stopped on error: Cannot index string with string \"replicatedJobs\""});
+      "// 1 | tonumber) * (.template.spec.parallelism // 1 | tonumber)): stopped on error: Cannot index string with "
+      "string \"replicatedJobs\""});
 
   json label_list = demo_jobset();
   label_list["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["metadata"]["labels"] = json::array({"x"});
@@ -137,4 +138,19 @@ TEST_CASE("an object of the right kind but odd shape is left unpatched with a no
   // The other template and the leader's annotations are still patched.
   CHECK(outcome.patch.size() == 2);
   test::kubectl_apply(label_list, outcome.patch);
+}
+
+TEST_CASE("regression: a string replica count times a huge parallelism does not make jq repeat the string") {
+  // jq 1.6 repeats a string when it is multiplied by a number: "x" * 2e9 would allocate gigabytes. The
+  // catalog pipes every factor through tonumber, which refuses such a string.
+  json object = demo_jobset();
+  object["spec"]["replicatedJobs"][1]["replicas"] = "xxxxxxxxxxxxxxxx";
+  object["spec"]["replicatedJobs"][1]["template"]["spec"]["parallelism"] = 2000000000;
+  auto outcome = karta::mutate_workload(object, jobset_definition(), test::policy_from_yaml(kPolicy));
+  CHECK(outcome.templates == 2);
+  CHECK(outcome.notes == std::vector<std::string>{
+      "replicatedjob: replicasPath gave 1 values for 2 locations; 1 assumed",
+      "spec.structureDefinition.childComponents[0].scaleDefinition.replicasPath (.spec.replicatedJobs[] | (.replicas "
+      "// 1 | tonumber) * (.template.spec.parallelism // 1 | tonumber)): stopped on error: Invalid numeric literal at "
+      "EOF at line 1, column 16 (while parsing 'xxxxxxxxxxxxxxxx')"});
 }
