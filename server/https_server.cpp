@@ -31,10 +31,7 @@ class HttpsServer::Session : public std::enable_shared_from_this<HttpsServer::Se
 
   // Called on shutdown: an idle connection closes now, a busy one after its response.
   void drain() {
-    // The session may be mid-destruction (waiting to unregister): then there is nothing to drain.
-    auto self = weak_from_this().lock();
-    if (!self) return;
-    net::post(stream_.get_executor(), [self] {
+    net::post(stream_.get_executor(), [self = shared_from_this()] {
       self->draining_ = true;
       if (self->waiting_for_request_ && !(self->parser_ && self->parser_->got_some())) {
         beast::get_lowest_layer(self->stream_).cancel();
@@ -213,10 +210,18 @@ void HttpsServer::begin_drain() {
   });
   certificate_timer_.cancel();
   signals_.cancel();
+  // Take owning references under the lock, drain outside it: the last reference to a session may be
+  // dropped here, and its destructor takes the same lock to unregister.
+  std::vector<std::shared_ptr<Session>> open;
   {
     std::lock_guard lock(sessions_mutex_);
-    for (Session* session : sessions_) session->drain();
+    for (Session* session : sessions_) {
+      // A session mid-destruction (waiting for the lock to unregister) has nothing left to drain.
+      if (auto owned = session->weak_from_this().lock()) open.push_back(std::move(owned));
+    }
   }
+  for (const auto& session : open) session->drain();
+  open.clear();
   drain_deadline_ = std::chrono::steady_clock::now() + options_.drain_timeout;
   check_drained();
 }

@@ -167,7 +167,12 @@ TEST_CASE("SIGTERM mid-request: readiness goes first, the request completes, and
   CHECK(json::parse(reply.body)["response"]["allowed"] == true);
 
   int status = 0;
-  REQUIRE(waitpid(child, &status, 0) == child);
+  bool exited = test::eventually([&] { return waitpid(child, &status, WNOHANG) == child; }, 30s);
+  if (!exited) {
+    kill(child, SIGKILL);
+    waitpid(child, &status, 0);
+  }
+  REQUIRE_MESSAGE(exited, "karta-webhook did not exit within 30 s of SIGTERM");
   CHECK(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == 0);
   close(err_pipe[0]);
