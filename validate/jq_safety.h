@@ -1,0 +1,90 @@
+#pragma once
+
+// Which jq 1.6 expressions a definition may hold. Definitions are data that anyone allowed to install one
+// can write, and their expressions run inside the webhook on every admission, so only a read-only,
+// bounded subset of jq is allowed:
+// - no access to the webhook's environment, inputs, logs, modules or the jq runtime (`env`, `$ENV`,
+//   `input`, `debug`, `$__loc__`, `import`, ...);
+// - no recursion and no generator whose output is not bounded by the admitted object (`..`, `recurse`,
+//   `walk`, `range`, `repeat`, `limit`, `def`, `label`, ...);
+// - no assignment or update (`=`, `|=`, `+=`, ..., `del`, `setpath`, `delpaths`);
+// - no regular expressions (`test`, `match`, `split/2`, `sub`, ...) and no time functions (`now`,
+//   `strftime`, `todate`, ...);
+// - every function called must be in an explicit allow-list of jq 1.6 builtins, by name and arity;
+// - no construct on which jq 1.6 itself hangs or kills the process, whatever the admitted object holds:
+//   `index`/`rindex`/`indices` take a non-empty string literal (an empty one loops forever); slice bounds
+//   (`.[1:]`) are number literals and `getpath` takes a literal path (a NaN slice bound, which `tonumber`
+//   makes of "nan", fails an assertion); an index (`.[X]`) is not built by `{...}`, `fromjson`,
+//   `from_entries`, `with_entries` or `map_values` (an object index is a slice); `%` has a number literal
+//   on its right (`x % -1` raises SIGFPE when x is beyond 64 bits).
+//
+// The check works on a real tokenization of jq 1.6 (strings with escapes and `\( )` interpolations,
+// scanned recursively; comments; numbers; `.field`, `."field"`; `$variables`; keywords; operators;
+// `@formats`), so a forbidden name inside a string literal (`"env"`), as a field (`.env`, `."input"`) or as
+// an object key (`{env: 1}`) is fine, while one inside an interpolation (`"\(env)"`) is not.
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace karta {
+
+struct JqSafetyFault {
+  // "env", "$ENV", "..", "|=", "split/2", "foo/1", "def", "slice", "index", "%"; "parse" when it does not parse
+  std::string construct;
+  std::string message;  // "`env` is not allowed: it would expose the webhook's environment"
+};
+
+// Every forbidden construct in a jq expression, in order of appearance; empty when it is safe.
+// An expression that does not tokenize (an unterminated string or interpolation, an invalid escape, an
+// unbalanced bracket, a character jq does not know) has a fault with construct "parse" whose message
+// starts with "does not parse".
+std::vector<JqSafetyFault> jq_safety_faults(std::string_view expression);
+
+// Findings that do not make the expression unsafe but deserve a look. Today one: `*` whose operands are
+// not visibly numbers (each operand must be a number literal or end in `tonumber`, `length`,
+// `utf8bytelength`, `floor`, `ceil`, `round`, `sqrt` or `fabs`), because in jq 1.6 `"x" * 1e9` repeats
+// the string (gigabytes). The message is given at most once per expression:
+// "`*` repeats a string when an operand is a string; pipe each operand through tonumber".
+// Empty when the expression does not tokenize (jq_safety_faults reports that).
+std::vector<std::string> jq_safety_warnings(std::string_view expression);
+
+// The allow-list: every jq 1.6 builtin a definition may call, as "name/arity", sorted (`index`,
+// `rindex`, `indices` and `getpath` with literal arguments only, as above).
+std::vector<std::string> jq_allowed_builtins();
+
+// The tokens of a jq 1.6 expression, for checks that need more than a yes or no (validate/crd_schema.cpp).
+struct JqToken {
+  enum class Kind {
+    Identifier,  // `map`, `tonumber`, `true`, `mod::fn`
+    Keyword,     // `if`, `as`, `reduce`, `def`, `and`, `__loc__`, ...
+    Field,       // `.name` (text is ".name")
+    Dot,         // `.` on its own (it may be followed by a String or `[`)
+    Recurse,     // `..`
+    Number,      // `1`, `1.5e3`, `.5`
+    String,      // `"..."`; interpolations hold the tokens of each `\( )`
+    Format,      // `@base64` (text is "@base64")
+    Variable,    // `$x`, `$ENV`, `$__loc__` (text is "$x", with no space even when the source has one)
+    Punct,       // ( ) [ ] { } , ; : ? and operators: | // ?// = |= += -= *= /= %= //= == != < <= > >= + - * / %
+  };
+  Kind kind;
+  std::string text;                                  // as written (a Variable is normalized to "$name")
+  std::size_t offset = 0;                            // where it starts in the expression, in bytes
+  std::size_t end = 0;                               // one past where it ends
+  std::optional<std::string> value;                  // a String without interpolation: its decoded value
+  std::vector<std::vector<JqToken>> interpolations;  // a String: the tokens of each `\( )`, in order
+};
+
+struct JqTokens {
+  std::vector<JqToken> tokens;
+  std::optional<std::string> error;  // "the string starting at column 3 is not terminated"
+  std::size_t error_offset = 0;
+};
+
+// Tokenizes as jq 1.6's lexer does (whitespace and `#` comments dropped). Brackets are checked for
+// balance. On an error the tokens before it are kept.
+JqTokens tokenize_jq(std::string_view expression);
+
+}  // namespace karta
