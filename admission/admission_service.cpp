@@ -5,7 +5,9 @@
 #include <spdlog/spdlog.h>
 
 #include "definitions/pod_template_locator.h"
+#include "mutate/json_patch_builder.h"
 #include "mutate/mutation.h"
+#include "validate/definition_validation.h"
 #include "validate/label_policy.h"
 
 namespace karta {
@@ -36,7 +38,81 @@ std::string object_name(const AdmissionRequest& r) {
   return r.namespace_name.empty() ? name : r.namespace_name + "/" + name;
 }
 
+std::string gvk_key(const GroupVersionKind& kind) { return kind.group + "/" + kind.version + "/" + kind.kind; }
+
+// Kubernetes truncates long warnings; keep each short and readable.
+std::string short_warning(std::string text) {
+  constexpr std::size_t kLimit = 240;
+  if (text.size() > kLimit) text = text.substr(0, kLimit - 3) + "...";
+  return text;
+}
+
+// The root kind a Karta object defines, read leniently (validation reports what is wrong with it).
+std::optional<GroupVersionKind> defined_kind(const json& karta) {
+  const json* kind = find_at(karta, json::json_pointer("/spec/structureDefinition/rootComponent/kind"));
+  if (kind == nullptr || !kind->is_object()) return std::nullopt;
+  auto text = [&](const char* key) {
+    auto it = kind->find(key);
+    return it != kind->end() && it->is_string() ? it->get<std::string>() : std::string();
+  };
+  return GroupVersionKind{text("group"), text("version"), text("kind")};
+}
+
+// KAI Scheduler's pod-grouper looks definitions up by these labels.
+AdmissionResult stamp_karta_labels(const AdmissionRequest& request) {
+  auto kind = defined_kind(*request.object);
+  if (!kind) return {AdmissionDecision::allow(), {}, "skipped:no-root-kind"};
+  JsonPatchBuilder patch(*request.object);
+  AdmissionResult result;
+  const json::json_pointer labels("/metadata/labels");
+  for (const auto& [key, value] : {std::pair{"run.ai/karta-group", kind->group}, std::pair{"run.ai/karta-version", kind->version},
+                                   std::pair{"run.ai/karta-kind", kind->kind}}) {
+    if (auto error = label_value_error(value); !error.empty()) {
+      result.decision.warnings.push_back(short_warning(std::string("label ") + key + " not set: \"" + value + "\" " + error));
+      continue;
+    }
+    if (patch.set_member(labels, key, value, true) == PatchChange::Blocked) result.notes.push_back(patch.blocked_reason());
+  }
+  auto warnings = std::move(result.decision.warnings);
+  result.decision = AdmissionDecision::patched(patch.operations());
+  result.decision.warnings = std::move(warnings);
+  result.outcome = result.decision.patch_operations() > 0 ? "patched" : "unchanged";
+  return result;
+}
+
+AdmissionResult validate_karta(const AdmissionRequest& request, const AdmissionState& state) {
+  CrdLookup lookup = [&](const GroupVersionKind& kind) -> const CrdSchema* {
+    return state.crds ? state.crds->find(kind) : nullptr;
+  };
+  DefinitionReport report = validate_definition(*request.object, lookup);
+  if (auto kind = defined_kind(*request.object)) {
+    auto existing = state.cluster_kartas.find(gvk_key(*kind));
+    if (existing != state.cluster_kartas.end() && existing->second != request.name) {
+      report.faults.push_back("spec.structureDefinition.rootComponent.kind: " + kind->to_string() +
+                              " is already defined by Karta \"" + existing->second +
+                              "\" (KAI Scheduler refuses two definitions of one kind)");
+    }
+  }
+  AdmissionResult result;
+  if (report.ok()) {
+    result.decision = AdmissionDecision::allow();
+    result.outcome = "allowed";
+  } else {
+    std::string message = "Karta " + request.name + " is invalid: ";
+    for (std::size_t i = 0; i < report.faults.size(); ++i) message += (i == 0 ? "" : "; ") + report.faults[i];
+    result.decision = AdmissionDecision::invalid(message);
+    result.outcome = "denied";
+  }
+  for (auto& warning : report.warnings) result.decision.warnings.push_back(short_warning(std::move(warning)));
+  return result;
+}
+
 }  // namespace
+
+bool is_definition_kind(const GroupVersionKind& kind) {
+  return (kind.group == "run.ai" && kind.version == "v1alpha1" && kind.kind == "Karta") ||
+         (kind.group == "optimization.nvidia.com" && kind.version == "v1alpha1" && kind.kind == "ResourceInterface");
+}
 
 AdmissionResult AdmissionService::mutate(const AdmissionRequest& request, const AdmissionState& state) {
   // Cheap allows first: nothing to patch, decided without looking at the object.
@@ -46,6 +122,7 @@ AdmissionResult AdmissionService::mutate(const AdmissionRequest& request, const 
   if (!request.sub_resource.empty()) return {AdmissionDecision::allow(), {}, "skipped:subresource"};
   if (request.dry_run) return {AdmissionDecision::allow(), {}, "skipped:dry-run"};
   if (request.object == nullptr) return {AdmissionDecision::allow(), {}, "skipped:no-object"};
+  if (is_definition_kind(request.kind)) return stamp_karta_labels(request);
   const CompiledDefinition* definition = state.catalog.find(request.kind);
   if (definition == nullptr) return {AdmissionDecision::allow(), {}, "skipped:no-definition"};
 
@@ -63,6 +140,7 @@ AdmissionResult AdmissionService::validate(const AdmissionRequest& request, cons
   }
   if (!request.sub_resource.empty()) return {AdmissionDecision::allow(), {}, "skipped:subresource"};
   if (request.object == nullptr) return {AdmissionDecision::allow(), {}, "skipped:no-object"};
+  if (is_definition_kind(request.kind)) return validate_karta(request, state);
   const CompiledDefinition* definition = state.catalog.find(request.kind);
   if (definition == nullptr) return {AdmissionDecision::allow(), {}, "skipped:no-definition"};
   if (!state.policy.label_policy.enabled) return {AdmissionDecision::allow(), {}, "skipped:no-label-policy"};

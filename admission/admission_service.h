@@ -12,6 +12,7 @@
 #include "admission/metrics.h"
 #include "definitions/catalog.h"
 #include "policy/policy.h"
+#include "validate/crd_schema.h"
 #include "server/http_exchange.h"
 
 namespace karta {
@@ -20,7 +21,15 @@ namespace karta {
 struct AdmissionState {
   Catalog catalog;
   Policy policy;
+  // CRD schemas that Karta definitions are checked against (--crds, or the API server in a cluster).
+  std::shared_ptr<const CrdSchemaSet> crds;
+  // Karta objects in the cluster by the root kind they define ("group/version/Kind" -> object name):
+  // KAI errors out on two definitions of one kind, so a second one is refused.
+  std::map<std::string, std::string> cluster_kartas;
 };
+
+// True for run.ai/v1alpha1 Karta and optimization.nvidia.com/v1alpha1 ResourceInterface requests.
+bool is_definition_kind(const GroupVersionKind& kind);
 
 enum class AdmissionEndpoint { Mutate, Validate };
 

@@ -10,6 +10,7 @@
 #include "admission/admission_service.h"
 #include "definitions/documents.h"
 #include "cli/inspect.h"
+#include "validate/definition_validation.h"
 #include "cli/webhook.h"
 
 namespace karta {
@@ -75,6 +76,39 @@ int mutate_offline(const CommonOptions& common, const std::string& manifest, std
   return 0;
 }
 
+int validate_offline(const std::string& file, const std::vector<std::string>& crd_directories, std::ostream& out) {
+  auto crds = std::make_shared<CrdSchemaSet>();
+  for (const auto& directory : crd_directories) {
+    for (const auto& entry : std::filesystem::directory_iterator(directory)) {
+      auto extension = entry.path().extension();
+      if (extension != ".yaml" && extension != ".yml" && extension != ".json") continue;
+      for (const auto& document : read_documents(entry.path())) {
+        if (document.value.is_object() && document.value.value("kind", json()) == "CustomResourceDefinition") {
+          crds->add_crd(document.value);
+        }
+      }
+    }
+  }
+  CrdLookup lookup = [&](const GroupVersionKind& kind) { return crds->find(kind); };
+  std::size_t definitions = 0, faulty = 0;
+  for (const auto& document : read_documents(file)) {
+    if (!is_definition_object(document.value)) continue;
+    ++definitions;
+    DefinitionReport report = validate_definition(document.value, lookup);
+    std::string name = document.value.value("metadata", json::object()).value("name", "");
+    out << document.source << " " << name << ": " << (report.ok() ? "valid" : "INVALID") << "\n";
+    for (const auto& fault : report.faults) out << "  fault: " << fault << "\n";
+    for (const auto& warning : report.warnings) out << "  warning: " << warning << "\n";
+    if (!report.ok()) ++faulty;
+  }
+  if (definitions == 0) {
+    out << file << ": no Karta or ResourceInterface object found\n";
+    return 1;
+  }
+  out << definitions << " definitions, " << faulty << " with faults\n";
+  return faulty == 0 ? 0 : 1;
+}
+
 int inspect_offline(const CommonOptions& common, const std::string& manifest, const std::string& output,
                     std::ostream& out) {
   auto state = load_state(common, 1);
@@ -131,6 +165,9 @@ int run_command_line(int argc, char** argv, std::ostream& out, std::ostream& err
   serve_command->add_option("--log-level", common.log_level, "trace, debug, info, warn, error")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}))->capture_default_str();
   add_common_options(*serve_command, common);
+  std::vector<std::string> serve_crds;
+  serve_command->add_option("--crds", serve_crds, "Directory of CustomResourceDefinitions that Karta definitions are "
+                                                  "checked against")->check(CLI::ExistingDirectory);
 
   std::string manifest;
   auto* mutate_command = app.add_subcommand("mutate", "Print the patch the webhook would send for each object of a file");
@@ -138,6 +175,16 @@ int run_command_line(int argc, char** argv, std::ostream& out, std::ostream& err
   mutate_command->add_option("-f,--filename", manifest, "YAML or JSON manifest, several documents allowed")
       ->required()->check(CLI::ExistingFile);
   add_common_options(*mutate_command, common);
+
+  std::string validate_file;
+  std::vector<std::string> validate_crds;
+  auto* validate_command = app.add_subcommand("validate", "Check Karta definitions: structure, safe jq, paths against CRDs");
+  validate_command->footer("Example:\n  karta-webhook validate -f definitions/catalog/jobset.x-k8s.io-jobset-v1alpha2.yaml "
+                           "--crds ../shared/corpus/crds\nExits 1 when any definition has a fault.");
+  validate_command->add_option("-f,--filename", validate_file, "YAML or JSON file of Karta objects")
+      ->required()->check(CLI::ExistingFile);
+  validate_command->add_option("--crds", validate_crds, "Directory of CustomResourceDefinition files")
+      ->check(CLI::ExistingDirectory);
 
   std::string inspect_manifest, inspect_output = "text";
   auto* inspect_command = app.add_subcommand("inspect", "Show each workload of a file as its definition sees it");
@@ -159,10 +206,12 @@ int run_command_line(int argc, char** argv, std::ostream& out, std::ostream& err
     if (*serve_command) {
       server_options.shutdown_delay = std::chrono::milliseconds(shutdown_delay_ms);
       server_options.drain_timeout = std::chrono::milliseconds(drain_timeout_ms);
+      config.crd_directories.assign(serve_crds.begin(), serve_crds.end());
       return serve(common, std::move(config));
     }
     if (*mutate_command) return mutate_offline(common, manifest, out);
     if (*inspect_command) return inspect_offline(common, inspect_manifest, inspect_output, out);
+    if (*validate_command) return validate_offline(validate_file, validate_crds, out);
   } catch (const std::exception& e) {
     err << "karta-webhook: " << e.what() << "\n";
     return 1;

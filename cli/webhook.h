@@ -23,6 +23,7 @@ struct WebhookConfig {
   TlsFiles tls;
   std::vector<std::filesystem::path> definition_directories;
   std::filesystem::path policy_file;  // empty: inject nothing
+  std::vector<std::filesystem::path> crd_directories;  // CRD schemas Karta definitions are checked against
   // How often definition directories and the policy file are checked for changes. Polling by content
   // survives Kubernetes' symlink swaps of ConfigMap volumes, which inotify on the file misses.
   std::chrono::milliseconds reload_interval{2'000};
@@ -33,7 +34,7 @@ struct WebhookConfig {
 class AdmissionStateLoader {
  public:
   AdmissionStateLoader(std::vector<std::filesystem::path> directories, std::filesystem::path policy_file,
-                       std::size_t concurrency);
+                       std::size_t concurrency, std::vector<std::filesystem::path> crd_directories = {});
   // Throws InputError or DefinitionError; a failed load leaves the cache as it was.
   std::shared_ptr<AdmissionState> load();
   // A fingerprint of what load() reads: changes when any definition file or the policy changes.
@@ -42,6 +43,7 @@ class AdmissionStateLoader {
  private:
   std::vector<std::filesystem::path> directories_;
   std::filesystem::path policy_file_;
+  std::vector<std::filesystem::path> crd_directories_;
   DefinitionCache cache_;
 };
 

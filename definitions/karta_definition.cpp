@@ -103,7 +103,8 @@ class ObjectReader {
       if (known_.count(key) != 0) continue;
       std::string message = "unknown field";
       const std::string* closest = nullptr;
-      std::size_t best = 3;  // suggest only near misses
+      // Suggest only near misses: up to a third of the name may differ ("podTemplatePath").
+      std::size_t best = std::max<std::size_t>(3, key.size() / 3) + 1;
       for (const auto& candidate : known_) {
         std::size_t distance = edit_distance(key, candidate);
         if (distance < best) best = distance, closest = &candidate;

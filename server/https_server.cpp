@@ -86,14 +86,32 @@ class HttpsServer::Session : public std::enable_shared_from_this<HttpsServer::Se
     if (question != std::string_view::npos) request.query = std::string(target.substr(question + 1));
     request.content_type = std::string(message[http::field::content_type]);
     request.body = std::move(message.body());
-    HttpResponse response;
+    unsigned version = message.version();
+    bool keep_alive = message.keep_alive();
+    HttpResponse refusal;
+    const Route* route = server_.find_route(request, refusal);
+    if (route == nullptr) return write(std::move(refusal), version, keep_alive && !draining_);
+    if (route->offload && route->offload(request)) {
+      // Off this thread; the answer comes back to the connection's strand to be written.
+      net::post(server_.offload_pool_, [self = shared_from_this(), route, request = std::move(request), version,
+                                        keep_alive]() mutable {
+        HttpResponse response = run_handler(*route, request);
+        net::post(self->stream_.get_executor(), [self, response = std::move(response), version, keep_alive]() mutable {
+          self->write(std::move(response), version, keep_alive && !self->draining_);
+        });
+      });
+      return;
+    }
+    write(run_handler(*route, request), version, keep_alive && !draining_);
+  }
+
+  static HttpResponse run_handler(const Route& route, const HttpRequest& request) {
     try {
-      response = server_.dispatch(request);
+      return route.handler(request);
     } catch (const std::exception& e) {
       spdlog::error("handler for {} {} failed: {}", request.method, request.path, e.what());
-      response = {500, "text/plain; charset=utf-8", std::string("internal error: ") + e.what() + "\n", {}};
+      return {500, "text/plain; charset=utf-8", std::string("internal error: ") + e.what() + "\n", {}};
     }
-    write(std::move(response), message.version(), message.keep_alive() && !draining_);
   }
 
   void reply_error(int status, std::string text) {
@@ -192,6 +210,7 @@ void HttpsServer::run(bool handle_signals) {
   for (std::size_t i = 1; i < options_.threads; ++i) threads.emplace_back([this] { io_.run(); });
   io_.run();
   for (auto& thread : threads) thread.join();
+  offload_pool_.join();
 }
 
 void HttpsServer::shutdown() {
@@ -268,18 +287,26 @@ void HttpsServer::poll_certificates() {
   });
 }
 
-HttpResponse HttpsServer::dispatch(const HttpRequest& request) const {
+const Route* HttpsServer::find_route(const HttpRequest& request, HttpResponse& refusal) const {
   std::string allowed;
   for (const auto& route : routes_) {
     if (route.path != request.path) continue;
-    if (route.method == request.method) return route.handler(request);
+    if (route.method == request.method) return &route;
     allowed += (allowed.empty() ? "" : ", ") + route.method;
   }
   if (!allowed.empty()) {
-    return {405, "text/plain; charset=utf-8", request.method + " is not allowed on " + request.path + "; use " + allowed + "\n",
-            {{"Allow", allowed}}};
+    refusal = {405, "text/plain; charset=utf-8",
+               request.method + " is not allowed on " + request.path + "; use " + allowed + "\n", {{"Allow", allowed}}};
+  } else {
+    refusal = {404, "text/plain; charset=utf-8", "no route for " + request.path + "\n", {}};
   }
-  return {404, "text/plain; charset=utf-8", "no route for " + request.path + "\n", {}};
+  return nullptr;
+}
+
+HttpResponse HttpsServer::dispatch(const HttpRequest& request) const {
+  HttpResponse refusal;
+  const Route* route = find_route(request, refusal);
+  return route != nullptr ? route->handler(request) : refusal;
 }
 
 std::size_t HttpsServer::open_connections() const {

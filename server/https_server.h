@@ -18,6 +18,7 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/asio/thread_pool.hpp>
 
 #include "server/http_exchange.h"
 #include "server/tls_context.h"
@@ -48,6 +49,9 @@ struct Route {
   std::string method;
   std::string path;
   HttpHandler handler;
+  // When set and true for a request, the handler runs on a separate worker pool instead of the
+  // connection's thread, so slow work (compiling a definition's jq) cannot stall other requests.
+  std::function<bool(const HttpRequest&)> offload;
 };
 
 class HttpsServer {
@@ -75,6 +79,8 @@ class HttpsServer {
 
   // Answers one request without a socket (tests and fuzzers use it): routing, 404 and 405.
   HttpResponse dispatch(const HttpRequest& request) const;
+  // The route for a request, or nullptr with the 404/405 answer in `refusal`.
+  const Route* find_route(const HttpRequest& request, HttpResponse& refusal) const;
 
   class Session;
 
@@ -94,6 +100,7 @@ class HttpsServer {
   boost::asio::steady_timer certificate_timer_;
   boost::asio::steady_timer drain_timer_;
   boost::asio::signal_set signals_;
+  boost::asio::thread_pool offload_pool_{1};
   std::chrono::steady_clock::time_point drain_deadline_;
   std::function<void()> on_shutdown_begin_;
   std::function<void(bool)> on_certificate_reload_;

@@ -177,3 +177,52 @@ TEST_CASE("SIGTERM mid-request: readiness goes first, the request completes, and
   CHECK(WEXITSTATUS(status) == 0);
   close(err_pipe[0]);
 }
+
+TEST_CASE("the server stays responsive while a burst of hostile definitions is validated") {
+  test::RunningWebhook running;
+  // A definition made to be slow to check: 60 expressions to compile (~18 ms each with libjq 1.6) and
+  // some forbidden ones. It is never evaluated.
+  json hostile = test::yaml(kTrainerDefinition);
+  hostile["apiVersion"] = "run.ai/v1alpha1";
+  auto& children = hostile["spec"]["structureDefinition"]["childComponents"];
+  for (int i = 0; i < 30; ++i) {
+    children.push_back({{"name", "c" + std::to_string(i)},
+                        {"kind", {{"group", ""}, {"version", "v1"}, {"kind", "Pod"}}},
+                        {"ownerRef", "trainer"},
+                        {"specDefinition", {{"podTemplateSpecPath", ".spec.c" + std::to_string(i) + "[]?.template"}}},
+                        {"instanceIdPath", i % 10 == 0 ? std::string("env.HOME") : ".spec.c" + std::to_string(i) + "[]?.name"},
+                        {"podSelector", {{"labelSelector", {{"c", std::to_string(i)}}}}}});
+  }
+  json review = test::admission_review(hostile, "CREATE", "hostile");
+  review["request"]["kind"] = {{"group", "run.ai"}, {"version", "v1alpha1"}, {"kind", "Karta"}};
+  std::string body = review.dump();
+
+  std::atomic<int> refused{0};
+  std::vector<std::thread> burst;
+  for (int i = 0; i < 4; ++i) {
+    burst.emplace_back([&] {
+      test::HttpsClient client(running.port, running.certificates.ca);
+      for (int j = 0; j < 2; ++j) {
+        auto reply = client.request("POST", "/validate", body);
+        if (reply.status == 200 && json::parse(reply.body)["response"]["allowed"] == false) ++refused;
+      }
+    });
+  }
+  std::this_thread::sleep_for(100ms);  // the burst is under way
+  test::HttpsClient client(running.port, running.certificates.ca);
+  std::string jobset = test::admission_review(test::document(test::source_dir() / "examples/jobset-demo.yaml")).dump();
+  std::chrono::steady_clock::duration slowest{};
+  for (int i = 0; i < 20; ++i) {
+    auto started = std::chrono::steady_clock::now();
+    auto reply = client.request("POST", "/mutate", jobset);
+    slowest = std::max(slowest, std::chrono::steady_clock::now() - started);
+    REQUIRE(reply.status == 200);
+  }
+  bool burst_still_running = refused.load() < 8;
+  for (auto& thread : burst) thread.join();
+  CHECK(refused.load() == 8);
+  CHECK(burst_still_running);  // the admissions above were answered while definitions were being checked
+  MESSAGE("slowest JobSet admission during the burst: "
+          << std::chrono::duration_cast<std::chrono::microseconds>(slowest).count() << " us");
+  CHECK(slowest < 500ms);
+}

@@ -1,0 +1,35 @@
+#pragma once
+
+// Validating a Karta definition before it is ever loaded: its structure, the safety of every jq
+// expression, and every path against the target CRD's schema. Nothing of the definition is evaluated.
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "definitions/karta_definition.h"
+#include "validate/crd_schema.h"
+
+namespace karta {
+
+using json = nlohmann::json;
+
+// Where CRD schemas come from: files offline (CrdSchemaSet), the API server in a cluster.
+using CrdLookup = std::function<const CrdSchema*(const GroupVersionKind&)>;
+
+// An expression longer than this is refused: definitions hold paths, not programs.
+constexpr std::size_t kMaxExpressionLength = 4096;
+
+struct DefinitionReport {
+  std::vector<std::string> faults;    // each "field: what is wrong"; any fault refuses the definition
+  std::vector<std::string> warnings;  // do not block
+  bool ok() const { return faults.empty(); }
+};
+
+// Every fault, not only the first. `crds` may return nullptr: the definition is then admitted with a
+// warning that its paths were not verified.
+DefinitionReport validate_definition(const json& document, const CrdLookup& crds);
+
+}  // namespace karta
