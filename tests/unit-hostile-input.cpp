@@ -1,0 +1,113 @@
+// Hostile input end to end over HTTPS: each case is answered (or refused) promptly and the webhook
+// keeps serving everyone else.
+
+#include <doctest/doctest.h>
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/ip/tcp.hpp>
+
+#include "support/running_webhook.h"
+
+using karta::json;
+namespace test = karta::test;
+using namespace std::chrono_literals;
+
+namespace {
+
+json demo() { return test::document(test::source_dir() / "examples/jobset-demo.yaml"); }
+
+std::string review_with(const std::function<void(json&)>& change) {
+  json review = test::admission_review(demo(), "CREATE", "h-1");
+  change(review);
+  return review.dump();
+}
+
+}  // namespace
+
+TEST_CASE("malformed bodies get a 400 with the reason and the connection keeps serving") {
+  test::RunningWebhook running;
+  test::HttpsClient client(running.port, running.certificates.ca);
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"", "malformed AdmissionReview: empty body: expected an admission.k8s.io/v1 AdmissionReview\n"},
+      {"not json at all", ""},
+      {review_with([](json&) {}).substr(0, 300), ""},  // truncated
+      {review_with([](json& r) { r["request"]["object"] = "a string"; }),
+       "malformed AdmissionReview: request.object: must be an object, not string\n"},
+      {review_with([](json& r) { r["request"].erase("uid"); }), "malformed AdmissionReview: request.uid: is required\n"},
+      {review_with([](json& r) { r["request"]["kind"] = json::array(); }),
+       "malformed AdmissionReview: request.kind: must be an object, not array\n"},
+      {review_with([](json& r) { r["request"]["namespace"] = 7; }),
+       "malformed AdmissionReview: request.namespace: must be a string, not number\n"},
+      {std::string(200000, '[') + std::string(200000, ']'),
+       "malformed AdmissionReview: body nested deeper than 1000 levels\n"},
+  };
+  for (const auto& [body, expected] : cases) {
+    CAPTURE(body.substr(0, 80));
+    auto reply = client.request("POST", "/mutate", body);
+    CHECK(reply.status == 400);
+    if (!expected.empty()) CHECK(reply.body == expected);
+    CHECK(reply.body.rfind("malformed AdmissionReview: ", 0) == 0);
+  }
+  CHECK(client.request("GET", "/mutate").status == 405);
+  CHECK(client.request("GET", "/healthz").status == 200);
+}
+
+TEST_CASE("wrong types inside the object are admitted unpatched in those places, never denied") {
+  test::RunningWebhook running;
+  test::HttpsClient client(running.port, running.certificates.ca);
+  auto body = review_with([](json& r) {
+    r["request"]["object"]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["metadata"]["labels"] =
+        json::array({"a", "b"});
+    r["request"]["object"]["spec"]["replicatedJobs"][1]["template"] = "not a template";
+  });
+  auto reply = client.request("POST", "/mutate", body);
+  REQUIRE(reply.status == 200);
+  json review = json::parse(reply.body);
+  CHECK(review["response"]["allowed"] == true);
+  // Only the leader's annotations could be written.
+  CHECK(test::decoded_patch(review) == json::parse(R"([{"op":"add",
+      "path":"/spec/replicatedJobs/0/template/spec/template/metadata/annotations",
+      "value":{"platform.example.com/owner":"platform"}}])"));
+}
+
+TEST_CASE("a legitimate 2.5 MB review is patched in well under a second") {
+  test::RunningWebhook running;
+  test::HttpsClient client(running.port, running.certificates.ca);
+  json object = demo();
+  json& env = object["spec"]["replicatedJobs"][1]["template"]["spec"]["template"]["spec"]["containers"][0]["env"];
+  env = json::array();
+  for (int i = 0; i < 20000; ++i) {
+    env.push_back({{"name", "VARIABLE_" + std::to_string(i)}, {"value", std::string(100, 'v')}});
+  }
+  std::string body = test::admission_review(object).dump();
+  REQUIRE(body.size() > 2'500'000);
+  auto started = std::chrono::steady_clock::now();
+  auto reply = client.request("POST", "/mutate", body);
+  auto elapsed = std::chrono::steady_clock::now() - started;
+  REQUIRE(reply.status == 200);
+  CHECK(test::decoded_patch(json::parse(reply.body)).size() == 2);
+  MESSAGE("2.5 MB review answered in " << std::chrono::duration_cast<std::chrono::milliseconds>(elapsed).count() << " ms");
+  CHECK(elapsed < 1s);
+}
+
+TEST_CASE("hundreds of idle connections held open do not stop others being served within a second") {
+  test::RunningWebhook running;
+  namespace net = boost::asio;
+  net::io_context io;
+  std::vector<std::unique_ptr<net::ip::tcp::socket>> idle;
+  for (int i = 0; i < 300; ++i) {  // TCP connected, never a TLS byte: a slowloris
+    auto socket = std::make_unique<net::ip::tcp::socket>(io);
+    socket->connect({net::ip::make_address("127.0.0.1"), running.port});
+    idle.push_back(std::move(socket));
+  }
+  std::vector<std::unique_ptr<test::HttpsClient>> quiet;
+  for (int i = 0; i < 50; ++i) {  // TLS done, never a request
+    quiet.push_back(std::make_unique<test::HttpsClient>(running.port, running.certificates.ca));
+  }
+  auto started = std::chrono::steady_clock::now();
+  test::HttpsClient client(running.port, running.certificates.ca);
+  auto reply = client.request("POST", "/mutate", test::admission_review(demo()).dump());
+  auto elapsed = std::chrono::steady_clock::now() - started;
+  CHECK(reply.status == 200);
+  CHECK(elapsed < 1s);
+}
