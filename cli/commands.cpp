@@ -165,6 +165,13 @@ int run_command_line(int argc, char** argv, std::ostream& out, std::ostream& err
   serve_command->add_option("--log-level", common.log_level, "trace, debug, info, warn, error")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}))->capture_default_str();
   add_common_options(*serve_command, common);
+  std::string kubeconfig;
+  bool in_cluster = false;
+  serve_command->add_option("--kubeconfig", kubeconfig,
+                            "Watch Karta objects and CRDs through the API server of this kubeconfig's current context")
+      ->check(CLI::ExistingFile);
+  serve_command->add_flag("--in-cluster", in_cluster,
+                          "Watch Karta objects and CRDs through the pod's own API server and service account");
   std::vector<std::string> serve_crds;
   serve_command->add_option("--crds", serve_crds, "Directory of CustomResourceDefinitions that Karta definitions are "
                                                   "checked against")->check(CLI::ExistingDirectory);
@@ -207,6 +214,11 @@ int run_command_line(int argc, char** argv, std::ostream& out, std::ostream& err
       server_options.shutdown_delay = std::chrono::milliseconds(shutdown_delay_ms);
       server_options.drain_timeout = std::chrono::milliseconds(drain_timeout_ms);
       config.crd_directories.assign(serve_crds.begin(), serve_crds.end());
+      if (!kubeconfig.empty()) {
+        config.cluster = kube::load_kubeconfig(kubeconfig);
+      } else if (in_cluster) {
+        config.cluster = kube::in_cluster_connection();
+      }
       return serve(common, std::move(config));
     }
     if (*mutate_command) return mutate_offline(common, manifest, out);

@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include "definitions/documents.h"
+#include "validate/definition_validation.h"
 
 namespace karta {
 namespace {
@@ -29,14 +30,21 @@ AdmissionStateLoader::AdmissionStateLoader(std::vector<std::filesystem::path> di
       crd_directories_(std::move(crd_directories)),
       cache_(concurrency) {}
 
-std::shared_ptr<AdmissionState> AdmissionStateLoader::load() {
+std::shared_ptr<AdmissionState> AdmissionStateLoader::load(const ClusterSources& cluster,
+                                                          std::vector<std::string>* rejected) {
   auto state = std::make_shared<AdmissionState>();
   CatalogSources sources;
   sources.directories = directories_;
   state->catalog = load_catalog(sources, &cache_);
-  cache_.sweep();
   if (!policy_file_.empty()) state->policy = load_policy(policy_file_);
   auto crds = std::make_shared<CrdSchemaSet>();
+  for (const auto& [name, crd] : cluster.crds) {
+    try {
+      crds->add_crd(crd);
+    } catch (const InputError& e) {
+      spdlog::warn("CustomResourceDefinition {} not usable for checking definitions: {}", name, e.what());
+    }
+  }
   for (const auto& directory : crd_directories_) {
     // Every CustomResourceDefinition document of the directory; later directories win, as for definitions.
     std::vector<std::filesystem::path> files;
@@ -52,6 +60,25 @@ std::shared_ptr<AdmissionState> AdmissionStateLoader::load() {
     }
   }
   state->crds = std::move(crds);
+
+  // The cluster's Karta objects override the built-in catalog and the directories, kind by kind. Each
+  // is validated as /validate would (it may predate the webhook, or have been applied while it was down).
+  CrdLookup lookup = [&](const GroupVersionKind& kind) { return state->crds->find(kind); };
+  for (const auto& [name, object] : cluster.kartas) {
+    DefinitionReport report = validate_definition(object, lookup);
+    if (!report.ok()) {
+      std::string why = "Karta " + name + " not loaded: " + report.faults.front() +
+                        (report.faults.size() > 1 ? " (and " + std::to_string(report.faults.size() - 1) + " more)" : "");
+      spdlog::error("{}", why);
+      if (rejected != nullptr) rejected->push_back(why);
+      continue;
+    }
+    DefinitionParse parsed = parse_karta_definition(object, "cluster:" + name);
+    const GroupVersionKind kind = parsed.definition->root.kind;
+    state->catalog.add(cache_.compile(std::move(*parsed.definition)));
+    state->cluster_kartas[kind.group + "/" + kind.version + "/" + kind.kind] = name;
+  }
+  cache_.sweep();
   return state;
 }
 
@@ -128,9 +155,55 @@ Webhook::Webhook(WebhookConfig config)
   server_->set_on_shutdown_begin([this] { shutting_down_ = true; });
   server_->set_on_certificate_reload([service](bool ok) { service->metrics().record_reload("certificate", ok); });
   reload_thread_ = std::thread([this] { watch_for_changes(); });
+  if (config_.cluster) start_cluster_watch();
+}
+
+void Webhook::start_cluster_watch() {
+  auto changed = [this] {
+    {
+      std::lock_guard lock(reload_mutex_);
+      cluster_changed_ = true;
+    }
+    reload_wake_.notify_all();
+  };
+  auto keep = [this, changed](std::map<std::string, json> ClusterSources::*field) {
+    kube::WatcherCallbacks callbacks;
+    callbacks.on_snapshot = [this, changed, field](std::vector<json> objects) {
+      {
+        std::lock_guard lock(cluster_mutex_);
+        auto& map = cluster_.*field;
+        map.clear();
+        for (auto& object : objects) map[kube::ResourceWatcher::object_key(object)] = std::move(object);
+      }
+      changed();
+    };
+    callbacks.on_event = [this, changed, field](kube::EventType type, const json& object) {
+      {
+        std::lock_guard lock(cluster_mutex_);
+        auto& map = cluster_.*field;
+        if (type == kube::EventType::Deleted) {
+          map.erase(kube::ResourceWatcher::object_key(object));
+        } else {
+          map[kube::ResourceWatcher::object_key(object)] = object;
+        }
+      }
+      changed();
+    };
+    return callbacks;
+  };
+  karta_watcher_ = std::make_unique<kube::ResourceWatcher>(*config_.cluster, "/apis/run.ai/v1alpha1/kartas",
+                                                           keep(&ClusterSources::kartas), config_.watcher_options);
+  crd_watcher_ = std::make_unique<kube::ResourceWatcher>(
+      *config_.cluster, "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", keep(&ClusterSources::crds),
+      config_.watcher_options);
+  spdlog::info("watching Kartas and CustomResourceDefinitions at {}", config_.cluster->server_url());
+  crd_watcher_->start();
+  karta_watcher_->start();
 }
 
 Webhook::~Webhook() {
+  if (karta_watcher_) karta_watcher_->stop();
+  if (crd_watcher_) crd_watcher_->stop();
   {
     std::lock_guard lock(reload_mutex_);
     stop_reloading_ = true;
@@ -141,23 +214,37 @@ Webhook::~Webhook() {
 
 void Webhook::watch_for_changes() {
   std::unique_lock lock(reload_mutex_);
-  while (!reload_wake_.wait_for(lock, config_.reload_interval, [this] { return stop_reloading_; })) {
+  while (true) {
+    reload_wake_.wait_for(lock, config_.reload_interval, [this] { return stop_reloading_ || cluster_changed_; });
+    if (stop_reloading_) return;
+    bool cluster_changed = std::exchange(cluster_changed_, false);
     lock.unlock();
     std::string fingerprint = loader_.fingerprint();
-    if (fingerprint != loaded_fingerprint_) {
-      // Compiling happens here, off the threads that answer admissions.
-      try {
-        auto state = loader_.load();
-        spdlog::info("reloaded {} definitions and policy {}", state->catalog.size(), state->policy.source);
-        service_->update(std::move(state));
-        service_->metrics().record_reload("definitions", true);
-      } catch (const std::exception& e) {
-        spdlog::error("reload failed, still serving the previous definitions and policy: {}", e.what());
-        service_->metrics().record_reload("definitions", false);
-      }
+    if (fingerprint != loaded_fingerprint_ || cluster_changed) {
+      reload(cluster_changed ? "cluster" : "definitions");
       loaded_fingerprint_ = fingerprint;  // a broken file is reported once, not every interval
     }
     lock.lock();
+  }
+}
+
+// Compiling happens here, off the threads that answer admissions.
+void Webhook::reload(const char* source) {
+  ClusterSources cluster;
+  {
+    std::lock_guard lock(cluster_mutex_);
+    cluster = cluster_;
+  }
+  try {
+    std::vector<std::string> rejected;
+    auto state = loader_.load(cluster, &rejected);
+    spdlog::info("reloaded {} definitions ({} from the cluster) and policy {}", state->catalog.size(),
+                 state->cluster_kartas.size(), state->policy.source);
+    service_->update(std::move(state));
+    service_->metrics().record_reload(source, rejected.empty());
+  } catch (const std::exception& e) {
+    spdlog::error("reload failed, still serving the previous definitions and policy: {}", e.what());
+    service_->metrics().record_reload(source, false);
   }
 }
 

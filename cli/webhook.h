@@ -14,6 +14,8 @@
 #include <vector>
 
 #include "admission/admission_service.h"
+#include "kube/kube_connection.h"
+#include "kube/watcher.h"
 #include "server/https_server.h"
 
 namespace karta {
@@ -27,6 +29,16 @@ struct WebhookConfig {
   // How often definition directories and the policy file are checked for changes. Polling by content
   // survives Kubernetes' symlink swaps of ConfigMap volumes, which inotify on the file misses.
   std::chrono::milliseconds reload_interval{2'000};
+  // When set, Karta objects and CRD schemas are listed and watched through the API server, and the
+  // cluster's definitions are merged over the built-in catalog and the directories.
+  std::optional<kube::KubeConnection> cluster;
+  kube::WatcherOptions watcher_options;
+};
+
+// What the API server says: Karta objects and CRDs, kept by the watchers.
+struct ClusterSources {
+  std::map<std::string, json> kartas;  // by name
+  std::map<std::string, json> crds;    // by name
 };
 
 // Builds admission states: the built-in catalog, definition directories and the policy, reusing
@@ -35,8 +47,9 @@ class AdmissionStateLoader {
  public:
   AdmissionStateLoader(std::vector<std::filesystem::path> directories, std::filesystem::path policy_file,
                        std::size_t concurrency, std::vector<std::filesystem::path> crd_directories = {});
-  // Throws InputError or DefinitionError; a failed load leaves the cache as it was.
-  std::shared_ptr<AdmissionState> load();
+  // Throws InputError or DefinitionError; a failed load leaves the cache as it was. Cluster definitions
+  // that fail validation are not loaded: each is logged and listed in `rejected`.
+  std::shared_ptr<AdmissionState> load(const ClusterSources& cluster = {}, std::vector<std::string>* rejected = nullptr);
   // A fingerprint of what load() reads: changes when any definition file or the policy changes.
   std::string fingerprint() const;
 
@@ -66,6 +79,8 @@ class Webhook {
 
  private:
   void watch_for_changes();
+  void reload(const char* source);
+  void start_cluster_watch();
 
   WebhookConfig config_;
   std::shared_ptr<AdmissionService> service_;
@@ -77,6 +92,10 @@ class Webhook {
   std::condition_variable reload_wake_;
   bool stop_reloading_ = false;
   std::thread reload_thread_;
+  bool cluster_changed_ = false;  // guarded by reload_mutex_
+  std::mutex cluster_mutex_;
+  ClusterSources cluster_;  // guarded by cluster_mutex_
+  std::unique_ptr<kube::ResourceWatcher> karta_watcher_, crd_watcher_;
 };
 
 }  // namespace karta

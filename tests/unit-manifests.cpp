@@ -712,6 +712,8 @@ TEST_CASE("The webhook container runs serve with the mounted certificate, policy
                                                   "--policy=/etc/karta-webhook/policy/policy.yaml",
                                                   "--log-format=json",
                                                   "--log-level=info",
+                                                  "--in-cluster",
+                                                  "--shutdown-delay-ms=5000",
                                               });
   CHECK_FALSE(container["command"].IsDefined());
   REQUIRE(container["ports"].size() == 1);

@@ -1,0 +1,414 @@
+#include "kube/api_client.h"
+
+#include <atomic>
+#include <limits>
+#include <vector>
+
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
+#include <boost/asio/connect.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
+
+namespace karta::kube {
+
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace net = boost::asio;
+using tcp = net::ip::tcp;
+
+namespace {
+
+std::string string_member(const json& object, const char* key) {
+  auto found = object.find(key);
+  return found != object.end() && found->is_string() ? found->get<std::string>() : "";
+}
+
+// A body that is not a Status is quoted in messages, but an HTML error page can be long.
+std::string shortened(std::string text, std::size_t limit = 300) {
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r' || text.back() == ' ')) text.pop_back();
+  if (text.size() > limit) text = text.substr(0, limit) + "...";
+  return text;
+}
+
+std::string bracketed(const std::string& host) { return host.find(':') != std::string::npos ? "[" + host + "]" : host; }
+
+bool is_ip_address(const std::string& name) {
+  beast::error_code ec;
+  net::ip::make_address(name, ec);
+  return !ec;
+}
+
+std::string milliseconds_text(std::chrono::milliseconds duration) { return std::to_string(duration.count()) + " ms"; }
+
+}  // namespace
+
+ApiError::ApiError(const std::string& what, int status, std::string reason, std::string message, bool cancelled)
+    : std::runtime_error(what),
+      status_(status),
+      reason_(std::move(reason)),
+      message_(std::move(message)),
+      cancelled_(cancelled) {}
+
+ApiError ApiError::from_answer(const std::string& request, int status, const std::string& body) {
+  std::string reason;
+  std::string message;
+  json parsed = json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (parsed.is_object() && string_member(parsed, "kind") == "Status") {
+    reason = string_member(parsed, "reason");
+    message = string_member(parsed, "message");
+  } else {
+    message = shortened(body);
+  }
+  std::string what = request + " answered " + std::to_string(status);
+  if (!message.empty()) what += ": " + message;
+  return ApiError(what, status, std::move(reason), std::move(message));
+}
+
+ApiError ApiError::from_status(const std::string& request, const json& status) {
+  int code = 0;
+  if (status.is_object()) {
+    auto found = status.find("code");
+    if (found != status.end() && found->is_number_integer()) code = found->get<int>();
+  }
+  std::string reason = status.is_object() ? string_member(status, "reason") : "";
+  std::string message = status.is_object() ? string_member(status, "message") : "";
+  std::string what = request + " sent an ERROR event with code " + std::to_string(code);
+  if (!message.empty()) what += ": " + message;
+  return ApiError(what, code, std::move(reason), std::move(message));
+}
+
+namespace {
+
+// One TLS connection to the API server, and the bytes read past the last message.
+struct Connection {
+  Connection(net::io_context& io, net::ssl::context& tls) : stream(io, tls) {}
+  beast::ssl_stream<beast::tcp_stream> stream;
+  beast::flat_buffer buffer;
+  void close() { beast::get_lowest_layer(stream).close(); }
+};
+
+// Points the client's in_use at a connection for as long as operations run on it, however they end.
+struct InUse {
+  InUse(Connection*& slot, Connection* connection) : slot_(slot) { slot_ = connection; }
+  ~InUse() { slot_ = nullptr; }
+  InUse(const InUse&) = delete;
+  InUse& operator=(const InUse&) = delete;
+  Connection*& slot_;
+};
+
+}  // namespace
+
+// Each operation is started asynchronously and io is run on the calling thread until it completes:
+// that gives every step a timeout, and lets cancel() post a close that the running operation sees.
+struct ApiClient::Impl {
+  KubeConnection connection;
+  ApiClientOptions options;
+  net::io_context io{1};  // declared first: destroyed after everything that uses it
+  net::ssl::context tls{net::ssl::context::tls_client};
+  tcp::resolver resolver{io};
+  std::unique_ptr<Connection> kept;  // get()'s keep-alive connection
+  Connection* in_use = nullptr;      // the connection an operation is running on
+  std::atomic<bool> cancelled{false};
+
+  Impl(KubeConnection c, ApiClientOptions o) : connection(std::move(c)), options(std::move(o)) { configure_tls(); }
+
+  void configure_tls() {
+    namespace ssl = net::ssl;
+    tls.set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 | ssl::context::no_sslv3 |
+                    ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1);
+    SSL_CTX_set_min_proto_version(tls.native_handle(), TLS1_2_VERSION);
+    beast::error_code ec;
+    if (connection.insecure_skip_tls_verify) {
+      tls.set_verify_mode(ssl::verify_none);
+    } else {
+      tls.set_verify_mode(ssl::verify_peer);
+      if (connection.ca_pem) {
+        tls.add_certificate_authority(net::buffer(*connection.ca_pem), ec);
+        if (ec) throw KubeConfigError(connection.source + ": certificate authority unusable: " + ec.message());
+      } else {
+        tls.set_default_verify_paths(ec);
+        if (ec) throw KubeConfigError(connection.source + ": the system's CA store cannot be loaded: " + ec.message());
+      }
+    }
+    if (!connection.client_certificate_pem.empty()) {
+      tls.use_certificate_chain(net::buffer(connection.client_certificate_pem), ec);
+      if (ec) throw KubeConfigError(connection.source + ": client certificate unusable: " + ec.message());
+      tls.use_private_key(net::buffer(connection.client_key_pem), ssl::context::pem, ec);
+      if (ec) throw KubeConfigError(connection.source + ": client key unusable: " + ec.message());
+      if (SSL_CTX_check_private_key(tls.native_handle()) != 1) {
+        ERR_clear_error();
+        throw KubeConfigError(connection.source + ": the client key does not match the client certificate");
+      }
+    }
+  }
+
+  ApiError cancelled_error(const std::string& request) const {
+    return ApiError(request + ": cancelled", 0, "", "cancelled", /*cancelled=*/true);
+  }
+
+  ApiError transport_error(const std::string& request, const std::string& fault) const {
+    return ApiError(request + ": " + fault, 0, "", fault);
+  }
+
+  std::string address() const { return bracketed(connection.host) + ":" + std::to_string(connection.port); }
+
+  // Starts an operation with start(done) and runs io until it has completed. Throws when cancelled.
+  template <class Start>
+  beast::error_code wait(const std::string& request, Start&& start) {
+    if (cancelled) throw cancelled_error(request);
+    beast::error_code result;
+    start([&result](beast::error_code ec) { result = ec; });
+    io.restart();
+    io.run();
+    if (cancelled) throw cancelled_error(request);
+    return result;
+  }
+
+  // Runs on the requesting thread, inside io.run(), when cancel() was called from another.
+  void close_all() {
+    resolver.cancel();
+    if (in_use != nullptr) in_use->close();
+    if (kept) kept->close();
+  }
+
+  std::unique_ptr<Connection> open(const std::string& request) {
+    tcp::resolver::results_type endpoints;
+    net::steady_timer resolve_timer(io);
+    bool resolve_timed_out = false;
+    beast::error_code ec = wait(request, [&](auto done) {
+      resolve_timer.expires_after(options.connect_timeout);
+      resolve_timer.async_wait([&](beast::error_code timer_ec) {
+        if (timer_ec) return;
+        resolve_timed_out = true;
+        resolver.cancel();
+      });
+      resolver.async_resolve(connection.host, std::to_string(connection.port),
+                             [&, done](beast::error_code resolve_ec, tcp::resolver::results_type results) {
+                               resolve_timer.cancel();
+                               endpoints = std::move(results);
+                               done(resolve_ec);
+                             });
+    });
+    if (resolve_timed_out) {
+      throw transport_error(
+          request, "cannot resolve " + connection.host + " within " + milliseconds_text(options.connect_timeout));
+    }
+    if (ec) throw transport_error(request, "cannot resolve " + connection.host + ": " + ec.message());
+
+    auto opened = std::make_unique<Connection>(io, tls);
+    InUse opening(in_use, opened.get());
+    auto& lowest = beast::get_lowest_layer(opened->stream);
+    lowest.expires_after(options.connect_timeout);
+    ec = wait(request, [&](auto done) {
+      lowest.async_connect(endpoints, [done](beast::error_code connect_ec, const tcp::endpoint&) { done(connect_ec); });
+    });
+    if (ec == beast::error::timeout) {
+      throw transport_error(request,
+                            "no connection to " + address() + " within " + milliseconds_text(options.connect_timeout));
+    }
+    if (ec) throw transport_error(request, "cannot connect to " + address() + ": " + ec.message());
+    beast::error_code ignored;
+    lowest.socket().set_option(tcp::no_delay(true), ignored);
+    // A watch can be quiet for minutes: keepalive notices a peer that vanished without closing.
+    lowest.socket().set_option(net::socket_base::keep_alive(true), ignored);
+
+    // The name the certificate must carry: tls-server-name when given, else the host. IP addresses are
+    // checked against IP subjectAltNames and, as RFC 6066 says, are not sent as SNI.
+    const std::string& name = connection.tls_server_name.empty() ? connection.host : connection.tls_server_name;
+    SSL* ssl = opened->stream.native_handle();
+    bool ip = is_ip_address(name);
+    if (!ip) SSL_set_tlsext_host_name(ssl, name.c_str());
+    if (!connection.insecure_skip_tls_verify) {
+      X509_VERIFY_PARAM* param = SSL_get0_param(ssl);
+      if (ip) {
+        X509_VERIFY_PARAM_set1_ip_asc(param, name.c_str());
+      } else {
+        X509_VERIFY_PARAM_set_hostflags(param, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
+        X509_VERIFY_PARAM_set1_host(param, name.c_str(), name.size());
+      }
+    }
+    lowest.expires_after(options.handshake_timeout);
+    ec = wait(request, [&](auto done) {
+      opened->stream.async_handshake(net::ssl::stream_base::client,
+                                     [done](beast::error_code handshake_ec) { done(handshake_ec); });
+    });
+    if (ec == beast::error::timeout) {
+      throw transport_error(
+          request, "no TLS handshake with " + address() + " within " + milliseconds_text(options.handshake_timeout));
+    }
+    if (ec) {
+      std::string fault = "TLS handshake with " + address() + " failed: " + ec.message();
+      long verify = SSL_get_verify_result(ssl);
+      if (verify != X509_V_OK) {
+        fault += " (" + std::string(X509_verify_cert_error_string(verify)) + ", checking \"" + name + "\")";
+      }
+      ERR_clear_error();
+      throw transport_error(request, fault);
+    }
+    return opened;
+  }
+
+  http::request<http::empty_body> make_request(const std::string& path_and_query) const {
+    http::request<http::empty_body> request{http::verb::get, connection.base_path + path_and_query, 11};
+    std::string host = bracketed(connection.host);
+    if (connection.port != 443) host += ":" + std::to_string(connection.port);
+    request.set(http::field::host, host);
+    request.set(http::field::user_agent, options.user_agent);
+    request.set(http::field::accept, "application/json");
+    std::string token = connection.bearer_token();  // read now: the token file may have been rotated
+    if (!token.empty()) request.set(http::field::authorization, "Bearer " + token);
+    return request;
+  }
+
+  std::string read_fault(const beast::error_code& ec, std::chrono::milliseconds timeout) const {
+    if (ec == beast::error::timeout) return "no complete answer within " + milliseconds_text(timeout);
+    if (ec == http::error::body_limit) {
+      return "the answer is larger than " + std::to_string(options.body_limit) + " bytes";
+    }
+    return "reading the answer failed: " + ec.message();
+  }
+};
+
+ApiClient::ApiClient(KubeConnection connection, ApiClientOptions options)
+    : impl_(std::make_unique<Impl>(std::move(connection), std::move(options))) {}
+
+ApiClient::~ApiClient() = default;
+
+const KubeConnection& ApiClient::connection() const { return impl_->connection; }
+
+std::string ApiClient::url(const std::string& path_and_query) const {
+  return impl_->connection.server_url() + path_and_query;
+}
+
+void ApiClient::cancel() {
+  impl_->cancelled = true;
+  Impl* impl = impl_.get();
+  net::post(impl->io, [impl] { impl->close_all(); });
+}
+
+json ApiClient::get(const std::string& path_and_query) {
+  Impl& impl = *impl_;
+  const std::string request_name = "GET " + url(path_and_query);
+  for (;;) {
+    bool fresh = !impl.kept;
+    if (fresh) {
+      auto opened = impl.open(request_name);
+      impl.kept = std::move(opened);
+    }
+    Connection& connection = *impl.kept;
+    InUse in_use(impl.in_use, &connection);
+    auto request = impl.make_request(path_and_query);
+    auto& lowest = beast::get_lowest_layer(connection.stream);
+    lowest.expires_after(impl.options.request_timeout);
+    beast::error_code ec = impl.wait(request_name, [&](auto done) {
+      http::async_write(connection.stream, request,
+                        [done](beast::error_code write_ec, std::size_t) { done(write_ec); });
+    });
+    http::response_parser<http::string_body> parser;
+    parser.body_limit(impl.options.body_limit);
+    if (!ec) {
+      ec = impl.wait(request_name, [&](auto done) {
+        http::async_read(connection.stream, connection.buffer, parser,
+                         [done](beast::error_code read_ec, std::size_t) { done(read_ec); });
+      });
+    }
+    if (ec) {
+      impl.kept.reset();
+      // The server may close a kept-alive connection just as we reuse it; like Go's transport, send the
+      // (idempotent) GET once more on a new connection when no byte of an answer had arrived.
+      if (!fresh && !parser.got_some() && ec != beast::error::timeout) continue;
+      throw impl.transport_error(request_name, impl.read_fault(ec, impl.options.request_timeout));
+    }
+    auto response = parser.release();
+    if (!response.keep_alive()) impl.kept.reset();
+    int status = static_cast<int>(response.result_int());
+    if (status < 200 || status > 299) throw ApiError::from_answer(request_name, status, response.body());
+    json parsed = json::parse(response.body(), nullptr, /*allow_exceptions=*/false);
+    if (parsed.is_discarded()) {
+      throw ApiError(request_name + " answered " + std::to_string(status) +
+                         " with a body that is not JSON: " + shortened(response.body()),
+                     status, "", "the body is not JSON");
+    }
+    return parsed;
+  }
+}
+
+void ApiClient::stream_lines(const std::string& path_and_query, std::chrono::milliseconds deadline,
+                             const std::function<void(std::string_view line)>& on_line,
+                             const std::function<void()>& on_open) {
+  Impl& impl = *impl_;
+  const std::string request_name = "GET " + url(path_and_query);
+  const auto until = std::chrono::steady_clock::now() + deadline;
+  std::unique_ptr<Connection> connection = impl.open(request_name);
+  InUse in_use(impl.in_use, connection.get());
+  auto& lowest = beast::get_lowest_layer(connection->stream);
+  auto request = impl.make_request(path_and_query);
+  lowest.expires_at(until);
+  beast::error_code ec = impl.wait(request_name, [&](auto done) {
+    http::async_write(connection->stream, request, [done](beast::error_code write_ec, std::size_t) { done(write_ec); });
+  });
+  // A buffer body hands over each piece of the body as it is parsed, whatever the transfer encoding:
+  // an event is delivered when its chunk arrives, not when the stream ends.
+  http::response_parser<http::buffer_body> parser;
+  // A watch has no size; its lines are limited below. (Not boost::none: Beast 1.74 then refuses any
+  // answer with a Content-Length, such as a 410 Status.)
+  parser.body_limit(std::numeric_limits<std::uint64_t>::max());
+  if (!ec) {
+    ec = impl.wait(request_name, [&](auto done) {
+      http::async_read_header(connection->stream, connection->buffer, parser,
+                              [done](beast::error_code read_ec, std::size_t) { done(read_ec); });
+    });
+  }
+  if (ec) throw impl.transport_error(request_name, impl.read_fault(ec, deadline));
+  const int status = static_cast<int>(parser.get().result_int());
+  const bool success = status >= 200 && status <= 299;
+  if (success && on_open) on_open();
+
+  std::string pending;     // the start of a line whose end has not arrived
+  std::string error_body;  // the body of a non-2xx answer
+  std::vector<char> piece(std::size_t{64} * 1024);
+  while (!parser.is_done()) {
+    parser.get().body().data = piece.data();
+    parser.get().body().size = piece.size();
+    lowest.expires_at(until);
+    ec = impl.wait(request_name, [&](auto done) {
+      http::async_read_some(connection->stream, connection->buffer, parser,
+                            [done](beast::error_code read_ec, std::size_t) { done(read_ec); });
+    });
+    if (ec == http::error::need_buffer) ec = {};  // the piece is full: hand it over and read on
+    std::size_t size = piece.size() - parser.get().body().size;
+    if (!success) {
+      if (error_body.size() < piece.size()) error_body.append(piece.data(), size);  // enough for any Status
+    } else {
+      std::string_view data(piece.data(), size);
+      for (std::size_t newline; (newline = data.find('\n')) != std::string_view::npos;
+           data.remove_prefix(newline + 1)) {
+        pending.append(data.substr(0, newline));
+        if (!pending.empty() && pending.back() == '\r') pending.pop_back();
+        if (!pending.empty()) on_line(pending);
+        pending.clear();
+      }
+      pending.append(data);
+      if (pending.size() > impl.options.body_limit) {
+        throw impl.transport_error(
+            request_name, "a line of the stream is longer than " + std::to_string(impl.options.body_limit) + " bytes");
+      }
+    }
+    if (ec == beast::error::timeout) {
+      throw impl.transport_error(request_name, "the stream was still open after " + milliseconds_text(deadline));
+    }
+    if (ec) throw impl.transport_error(request_name, "the stream broke: " + ec.message());
+  }
+  if (!success) throw ApiError::from_answer(request_name, status, error_body);
+  if (!pending.empty()) on_line(pending);
+}
+
+}  // namespace karta::kube

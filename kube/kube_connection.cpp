@@ -1,0 +1,381 @@
+#include "kube/kube_connection.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <vector>
+
+#include <openssl/bio.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+#include <yaml-cpp/yaml.h>
+
+namespace karta::kube {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::optional<std::string> read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  if (in.bad()) return std::nullopt;
+  return std::move(buffer).str();
+}
+
+// Token files end with a newline when written by hand; the kubelet's have none. Neither is part of it.
+std::string trimmed(std::string text) {
+  auto is_space = [](unsigned char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; };
+  while (!text.empty() && is_space(static_cast<unsigned char>(text.back()))) text.pop_back();
+  std::size_t first = 0;
+  while (first < text.size() && is_space(static_cast<unsigned char>(text[first]))) ++first;
+  return text.substr(first);
+}
+
+// Standard base64 as Go decodes kubeconfig []byte fields: line breaks are ignored, padding is required.
+std::optional<std::string> decode_base64(const std::string& text) {
+  std::string compact;
+  compact.reserve(text.size());
+  for (char c : text) {
+    if (c == '\n' || c == '\r') continue;
+    bool valid =
+        (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '+' || c == '/' || c == '=';
+    if (!valid) return std::nullopt;
+    compact.push_back(c);
+  }
+  if (compact.size() % 4 != 0) return std::nullopt;
+  std::size_t padding = 0;
+  while (padding < compact.size() && compact[compact.size() - 1 - padding] == '=') ++padding;
+  if (padding > 2 || compact.find('=') < compact.size() - padding) return std::nullopt;
+  std::string decoded(compact.size() / 4 * 3, '\0');
+  int length =
+      EVP_DecodeBlock(reinterpret_cast<unsigned char*>(decoded.data()),
+                      reinterpret_cast<const unsigned char*>(compact.data()), static_cast<int>(compact.size()));
+  if (length < 0) return std::nullopt;
+  decoded.resize(static_cast<std::size_t>(length) - padding);  // EVP_DecodeBlock counts padding as zero bytes
+  return decoded;
+}
+
+using BioPtr = std::unique_ptr<BIO, decltype(&BIO_free)>;
+
+BioPtr memory_bio(const std::string& pem) {
+  return BioPtr(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())), &BIO_free);
+}
+
+bool holds_pem_certificate(const std::string& pem) {
+  BioPtr bio = memory_bio(pem);
+  X509* certificate = PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr);
+  ERR_clear_error();
+  if (certificate == nullptr) return false;
+  X509_free(certificate);
+  return true;
+}
+
+bool holds_pem_private_key(const std::string& pem) {
+  BioPtr bio = memory_bio(pem);
+  EVP_PKEY* key = PEM_read_bio_PrivateKey(bio.get(), nullptr, nullptr, nullptr);
+  ERR_clear_error();
+  if (key == nullptr) return false;
+  EVP_PKEY_free(key);
+  return true;
+}
+
+struct ServerAddress {
+  std::string host;
+  unsigned short port = 443;
+  std::string base_path;
+};
+
+// Parses "https://host[:port][/path]"; `fail` throws with the problem.
+template <class Fail>
+ServerAddress parse_server_url(const std::string& url, Fail&& fail) {
+  const std::string scheme = "https://";
+  if (url.rfind("http://", 0) == 0) {
+    fail("\"" + url + "\": plain http is not supported; the API server must use https://");
+  }
+  if (url.rfind(scheme, 0) != 0) fail("\"" + url + "\": must be an https:// URL");
+  std::string rest = url.substr(scheme.size());
+  if (rest.find_first_of("?#") != std::string::npos) fail("\"" + url + "\": a query or fragment is not supported");
+  std::size_t slash = rest.find('/');
+  std::string authority = rest.substr(0, slash);
+  ServerAddress address;
+  address.base_path = slash == std::string::npos ? "" : rest.substr(slash);
+  while (!address.base_path.empty() && address.base_path.back() == '/') address.base_path.pop_back();
+  if (authority.find('@') != std::string::npos) fail("\"" + url + "\": user information in the URL is not supported");
+  std::string port;
+  if (!authority.empty() && authority.front() == '[') {
+    std::size_t close = authority.find(']');
+    if (close == std::string::npos) fail("\"" + url + "\": an IPv6 address must end with ']'");
+    address.host = authority.substr(1, close - 1);
+    std::string after = authority.substr(close + 1);
+    if (!after.empty()) {
+      if (after.front() != ':') fail("\"" + url + "\": unexpected \"" + after + "\" after the IPv6 address");
+      port = after.substr(1);
+      if (port.empty()) fail("\"" + url + "\": empty port");
+    }
+  } else {
+    std::size_t colon = authority.rfind(':');
+    address.host = authority.substr(0, colon);
+    if (colon != std::string::npos) {
+      port = authority.substr(colon + 1);
+      if (port.empty()) fail("\"" + url + "\": empty port");
+    }
+  }
+  if (address.host.empty()) fail("\"" + url + "\": no host");
+  if (!port.empty()) {
+    bool digits =
+        port.size() <= 5 && std::all_of(port.begin(), port.end(), [](char c) { return c >= '0' && c <= '9'; });
+    int number = digits ? std::stoi(port) : 0;
+    if (number < 1 || number > 65535) fail("\"" + url + "\": port \"" + port + "\" is not a number from 1 to 65535");
+    address.port = static_cast<unsigned short>(number);
+  }
+  return address;
+}
+
+// One kubeconfig, read into yaml-cpp nodes, with every fault reported as "file: field: problem".
+class KubeconfigReader {
+ public:
+  explicit KubeconfigReader(fs::path file) : file_(std::move(file)) {
+    try {
+      root_ = YAML::LoadFile(file_.string());
+    } catch (const YAML::BadFile&) {
+      throw KubeConfigError(file_.string() + ": cannot be read");
+    } catch (const YAML::Exception& e) {
+      throw KubeConfigError(file_.string() + ": not valid YAML at line " + std::to_string(e.mark.line + 1) + ": " +
+                            e.msg);
+    }
+    if (!root_.IsMap()) throw KubeConfigError(file_.string() + ": not a kubeconfig (the document is not a map)");
+  }
+
+  [[noreturn]] void fail(const std::string& field, const std::string& problem) const {
+    throw KubeConfigError(file_.string() + ": " + field + ": " + problem);
+  }
+
+  std::string string_field(const YAML::Node& parent, const std::string& key, const std::string& field) const {
+    YAML::Node node = parent[key];
+    if (!node || node.IsNull()) return "";
+    if (!node.IsScalar()) fail(field, "must be a string");
+    return node.Scalar();
+  }
+
+  bool bool_field(const YAML::Node& parent, const std::string& key, const std::string& field) const {
+    std::string text = string_field(parent, key, field);
+    if (text.empty() || text == "false") return false;
+    if (text == "true") return true;
+    fail(field, "must be true or false, not \"" + text + "\"");
+  }
+
+  // The `inner` map of the entry named `name` in the list `list` (clusters, users, contexts).
+  YAML::Node entry(const std::string& list, const std::string& name, const std::string& inner,
+                   const std::string& referenced_by) const {
+    YAML::Node entries = root_[list];
+    std::vector<std::string> names;
+    if (entries && !entries.IsNull()) {
+      if (!entries.IsSequence()) fail(list, "must be a list");
+      for (const YAML::Node& candidate : entries) {
+        std::string candidate_name = candidate.IsMap() ? string_field(candidate, "name", list + "[].name") : "";
+        if (candidate_name == name) {
+          YAML::Node value = candidate[inner];
+          if (!value || value.IsNull()) return YAML::Node(YAML::NodeType::Map);
+          if (!value.IsMap()) fail(list + "[" + name + "]." + inner, "must be a map");
+          return value;
+        }
+        names.push_back(candidate_name);
+      }
+    }
+    std::string known;
+    for (const auto& known_name : names) known += (known.empty() ? "" : ", ") + known_name;
+    fail(referenced_by, "no " + inner + " named \"" + name + "\" in " + list + " (" +
+                            (known.empty() ? std::string("it is empty") : "it has " + known) + ")");
+  }
+
+  fs::path resolve(const std::string& path) const {
+    fs::path file_path(path);
+    if (file_path.is_absolute()) return file_path;
+    return file_.parent_path() / file_path;  // relative to the kubeconfig, as kubectl resolves them
+  }
+
+  std::string file_contents(const std::string& path, const std::string& field) const {
+    fs::path resolved = resolve(path);
+    auto contents = read_file(resolved);
+    if (!contents) fail(field, resolved.string() + " cannot be read");
+    return *contents;
+  }
+
+  // A PEM value given either inline as base64 (`key`-data) or as a file (`key`), never both.
+  std::string pem_field(const YAML::Node& parent, const std::string& key, const std::string& field) const {
+    std::string data = string_field(parent, key + "-data", field + "-data");
+    std::string path = string_field(parent, key, field);
+    if (!data.empty() && !path.empty()) fail(field, "both " + key + " and " + key + "-data are set; keep one");
+    if (!data.empty()) {
+      auto decoded = decode_base64(data);
+      if (!decoded) fail(field + "-data", "not valid base64");
+      return *decoded;
+    }
+    if (!path.empty()) return file_contents(path, field);
+    return "";
+  }
+
+  const YAML::Node& root() const { return root_; }
+  const fs::path& file() const { return file_; }
+
+ private:
+  fs::path file_;
+  YAML::Node root_;
+};
+
+std::string bracketed(const std::string& host) { return host.find(':') != std::string::npos ? "[" + host + "]" : host; }
+
+}  // namespace
+
+std::string KubeConnection::bearer_token() const {
+  if (!token_file.empty()) {
+    if (auto contents = read_file(token_file)) return trimmed(*contents);
+    if (token.empty()) throw KubeConfigError(source + ": token file " + token_file.string() + " cannot be read");
+  }
+  return token;
+}
+
+std::string KubeConnection::server_url() const {
+  return "https://" + bracketed(host) + ":" + std::to_string(port) + base_path;
+}
+
+KubeConnection load_kubeconfig(const std::filesystem::path& file, std::string context) {
+  KubeconfigReader reader(file);
+  const YAML::Node& root = reader.root();
+  std::string context_field = "context";
+  if (context.empty()) {
+    context = reader.string_field(root, "current-context", "current-context");
+    context_field = "current-context";
+    if (context.empty()) reader.fail("current-context", "not set, and no context was named");
+  }
+  YAML::Node context_node = reader.entry("contexts", context, "context", context_field);
+  const std::string context_path = "contexts[" + context + "].context";
+
+  std::string cluster_name = reader.string_field(context_node, "cluster", context_path + ".cluster");
+  if (cluster_name.empty()) reader.fail(context_path + ".cluster", "not set");
+  std::string user_name = reader.string_field(context_node, "user", context_path + ".user");
+  if (user_name.empty()) reader.fail(context_path + ".user", "not set");
+  YAML::Node cluster = reader.entry("clusters", cluster_name, "cluster", context_path + ".cluster");
+  YAML::Node user = reader.entry("users", user_name, "user", context_path + ".user");
+  const std::string cluster_path = "clusters[" + cluster_name + "].cluster";
+  const std::string user_path = "users[" + user_name + "].user";
+
+  KubeConnection connection;
+  connection.source = "kubeconfig " + file.string() + ", context " + context;
+  connection.default_namespace = reader.string_field(context_node, "namespace", context_path + ".namespace");
+
+  std::string server = reader.string_field(cluster, "server", cluster_path + ".server");
+  if (server.empty()) reader.fail(cluster_path + ".server", "not set");
+  ServerAddress address =
+      parse_server_url(server, [&](const std::string& problem) { reader.fail(cluster_path + ".server", problem); });
+  connection.host = address.host;
+  connection.port = address.port;
+  connection.base_path = address.base_path;
+  if (cluster["proxy-url"]) {
+    reader.fail(cluster_path + ".proxy-url", "proxies are not supported; the API server must be reachable directly");
+  }
+  connection.tls_server_name = reader.string_field(cluster, "tls-server-name", cluster_path + ".tls-server-name");
+  connection.insecure_skip_tls_verify =
+      reader.bool_field(cluster, "insecure-skip-tls-verify", cluster_path + ".insecure-skip-tls-verify");
+  std::string ca = reader.pem_field(cluster, "certificate-authority", cluster_path + ".certificate-authority");
+  if (!ca.empty()) {
+    if (connection.insecure_skip_tls_verify) {
+      reader.fail(cluster_path + ".insecure-skip-tls-verify",
+                  "cannot be true when a certificate-authority is given (kubectl refuses this too)");
+    }
+    if (!holds_pem_certificate(ca)) reader.fail(cluster_path + ".certificate-authority", "holds no PEM certificate");
+    connection.ca_pem = std::move(ca);
+  }
+
+  // Credentials this client cannot use are refused by name: silently connecting anonymously instead
+  // would only fail later with a puzzling 401 or 403.
+  const std::string use_instead = "; use token, tokenFile or client-certificate and client-key instead";
+  if (YAML::Node exec = user["exec"]; exec && !exec.IsNull()) {
+    std::string command = exec.IsMap() ? reader.string_field(exec, "command", user_path + ".exec.command") : "";
+    reader.fail(user_path + ".exec", "exec credential plugins are not supported" +
+                                         (command.empty() ? std::string() : " (this one runs \"" + command + "\")") +
+                                         use_instead);
+  }
+  if (YAML::Node provider = user["auth-provider"]; provider && !provider.IsNull()) {
+    std::string name = provider.IsMap() ? reader.string_field(provider, "name", user_path + ".auth-provider.name") : "";
+    reader.fail(user_path + ".auth-provider", "auth-provider plugins are not supported" +
+                                                  (name.empty() ? std::string() : " (this one is \"" + name + "\")") +
+                                                  use_instead);
+  }
+  for (const char* key : {"username", "password"}) {
+    if (user[key]) {
+      reader.fail(user_path + "." + key,
+                  "basic authentication is not supported (Kubernetes 1.19 removed it)" + use_instead);
+    }
+  }
+  for (const char* key : {"as", "as-uid", "as-groups", "as-user-extra"}) {
+    if (user[key]) reader.fail(user_path + "." + key, "impersonation is not supported");
+  }
+
+  connection.token = reader.string_field(user, "token", user_path + ".token");
+  if (std::string token_file = reader.string_field(user, "tokenFile", user_path + ".tokenFile"); !token_file.empty()) {
+    connection.token_file = reader.resolve(token_file);
+    // Read once now, as kubectl does, so a wrong path fails at start-up rather than on the first request.
+    if (!read_file(connection.token_file)) {
+      reader.fail(user_path + ".tokenFile", connection.token_file.string() + " cannot be read");
+    }
+  }
+  connection.client_certificate_pem = reader.pem_field(user, "client-certificate", user_path + ".client-certificate");
+  connection.client_key_pem = reader.pem_field(user, "client-key", user_path + ".client-key");
+  if (!connection.client_certificate_pem.empty() && connection.client_key_pem.empty()) {
+    reader.fail(user_path + ".client-key", "not set, but client-certificate is");
+  }
+  if (connection.client_certificate_pem.empty() && !connection.client_key_pem.empty()) {
+    reader.fail(user_path + ".client-certificate", "not set, but client-key is");
+  }
+  if (!connection.client_certificate_pem.empty() && !holds_pem_certificate(connection.client_certificate_pem)) {
+    reader.fail(user_path + ".client-certificate", "holds no PEM certificate");
+  }
+  if (!connection.client_key_pem.empty() && !holds_pem_private_key(connection.client_key_pem)) {
+    reader.fail(user_path + ".client-key", "holds no PEM private key");
+  }
+  return connection;
+}
+
+KubeConnection in_cluster_connection(const ServiceAccountFiles& files) {
+  const char* host = std::getenv("KUBERNETES_SERVICE_HOST");
+  const char* port = std::getenv("KUBERNETES_SERVICE_PORT");
+  if (host == nullptr || *host == '\0' || port == nullptr || *port == '\0') {
+    throw KubeConfigError(
+        "not running in a Kubernetes pod: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must be set");
+  }
+  KubeConnection connection;
+  connection.source = "in-cluster service account";
+  std::string port_text = port;
+  bool digits = port_text.size() <= 5 &&
+                std::all_of(port_text.begin(), port_text.end(), [](char c) { return c >= '0' && c <= '9'; });
+  int number = digits ? std::stoi(port_text) : 0;
+  if (number < 1 || number > 65535) {
+    throw KubeConfigError("KUBERNETES_SERVICE_PORT: \"" + port_text + "\" is not a port number from 1 to 65535");
+  }
+  connection.host = host;
+  connection.port = static_cast<unsigned short>(number);
+  connection.token_file = files.token;
+  if (!read_file(files.token)) {
+    throw KubeConfigError("service account token " + files.token.string() +
+                          " cannot be read (is automountServiceAccountToken off?)");
+  }
+  // client-go falls back to the system store when ca.crt is unreadable; the cluster's CA is never in
+  // it, so that could only fail later, less clearly.
+  auto ca = read_file(files.ca);
+  if (!ca) throw KubeConfigError("service account CA " + files.ca.string() + " cannot be read");
+  if (!holds_pem_certificate(*ca)) {
+    throw KubeConfigError("service account CA " + files.ca.string() + " holds no PEM certificate");
+  }
+  connection.ca_pem = std::move(*ca);
+  if (auto name = read_file(files.namespace_file)) connection.default_namespace = trimmed(*name);
+  return connection;
+}
+
+}  // namespace karta::kube

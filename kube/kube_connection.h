@@ -1,0 +1,64 @@
+#pragma once
+
+// Where the Kubernetes API server is and how to prove who we are to it, read from a kubeconfig file or
+// from the service account Kubernetes mounts into every pod. This is the part of client-go's
+// configuration that needs no plugins: a CA (or the system store), a bearer token (inline or from a
+// file) and a client certificate.
+
+#include <filesystem>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+namespace karta::kube {
+
+// A kubeconfig or service account that cannot be used. The message names the file and the field.
+class KubeConfigError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct KubeConnection {
+  std::string host;  // a DNS name or an IP address (IPv6 without brackets)
+  unsigned short port = 443;
+  std::string base_path;              // the server URL's path without a trailing slash: "" or "/k8s/clusters/c-1"
+  std::optional<std::string> ca_pem;  // the CAs trusted for the server; none: the system store
+  std::string token;                  // a bearer token
+  // Read again for every request and preferred to `token`: projected service account tokens rotate
+  // (the kubelet rewrites the file), and a long-running watcher must pick up the new one.
+  std::filesystem::path token_file;
+  std::string client_certificate_pem;  // with client_key_pem, presented to the server
+  std::string client_key_pem;
+  bool insecure_skip_tls_verify = false;
+  std::string tls_server_name;    // the name the server's certificate must carry (and SNI), when not host
+  std::string default_namespace;  // the context's namespace, or the service account's
+  std::string source;             // where this came from, for messages: "kubeconfig /x/config, context dev"
+
+  // The token to send now, "" for none. Throws KubeConfigError when token_file cannot be read and there
+  // is no inline token to fall back on.
+  std::string bearer_token() const;
+
+  // "https://host:port" plus base_path, IPv6 hosts in brackets: for requests' messages.
+  std::string server_url() const;
+};
+
+// Reads a kubeconfig (clusters, users, contexts, current-context) and returns the connection of
+// `context`, or of current-context when `context` is empty. Relative file paths are resolved against
+// the kubeconfig's directory, as kubectl does. Throws KubeConfigError naming the file and field when
+// something is missing, unreadable or unsupported (exec and auth-provider plugins, basic auth,
+// impersonation, proxies).
+KubeConnection load_kubeconfig(const std::filesystem::path& file, std::string context = "");
+
+// The files Kubernetes mounts into a pod for its service account. Tests point them elsewhere.
+struct ServiceAccountFiles {
+  std::filesystem::path token = "/var/run/secrets/kubernetes.io/serviceaccount/token";
+  std::filesystem::path ca = "/var/run/secrets/kubernetes.io/serviceaccount/ca.crt";
+  std::filesystem::path namespace_file = "/var/run/secrets/kubernetes.io/serviceaccount/namespace";
+};
+
+// The connection a pod has to its own cluster: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT, the
+// service account's CA, and its token file (re-read for every request). Throws KubeConfigError when
+// the variables are unset (not running in a pod) or the token or CA cannot be read.
+KubeConnection in_cluster_connection(const ServiceAccountFiles& files = {});
+
+}  // namespace karta::kube

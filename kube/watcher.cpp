@@ -1,0 +1,330 @@
+#include "kube/watcher.h"
+
+#include <algorithm>
+#include <random>
+#include <stdexcept>
+#include <utility>
+
+#include <spdlog/spdlog.h>
+
+namespace karta::kube {
+
+using json = nlohmann::json;
+
+namespace {
+
+// Percent-encodes a query value: continue tokens are base64 and may hold '+', '/' and '='.
+std::string query_escape(const std::string& value) {
+  static const char* hex = "0123456789ABCDEF";
+  std::string escaped;
+  for (unsigned char c : value) {
+    bool unreserved = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
+                      c == '.' || c == '_' || c == '~';
+    if (unreserved) {
+      escaped.push_back(static_cast<char>(c));
+    } else {
+      escaped += '%';
+      escaped += hex[c >> 4];
+      escaped += hex[c & 15];
+    }
+  }
+  return escaped;
+}
+
+std::string string_at(const json& object, const char* key) {
+  if (!object.is_object()) return "";
+  auto found = object.find(key);
+  return found != object.end() && found->is_string() ? found->get<std::string>() : "";
+}
+
+std::string metadata_string(const json& object, const char* key) {
+  if (!object.is_object()) return "";
+  auto metadata = object.find("metadata");
+  return metadata == object.end() ? "" : string_at(*metadata, key);
+}
+
+// Thrown out of a stream's line callback to stop reading it: the watch has nothing more to give.
+struct StreamGone {};
+
+}  // namespace
+
+const char* to_string(EventType type) {
+  switch (type) {
+    case EventType::Added:
+      return "ADDED";
+    case EventType::Modified:
+      return "MODIFIED";
+    case EventType::Deleted:
+      return "DELETED";
+  }
+  return "?";
+}
+
+std::string ResourceWatcher::object_key(const json& object) {
+  std::string name = metadata_string(object, "name");
+  std::string space = metadata_string(object, "namespace");
+  return space.empty() ? name : space + "/" + name;
+}
+
+ResourceWatcher::ResourceWatcher(KubeConnection connection, std::string collection, WatcherCallbacks callbacks,
+                                 WatcherOptions options)
+    : collection_(std::move(collection)),
+      callbacks_(std::move(callbacks)),
+      options_(std::move(options)),
+      client_(std::make_unique<ApiClient>(std::move(connection), options_.client)),
+      next_backoff_(options_.initial_backoff) {}
+
+ResourceWatcher::~ResourceWatcher() { stop(); }
+
+void ResourceWatcher::start() {
+  if (thread_.joinable() || stopping_) {
+    throw std::logic_error("ResourceWatcher for " + collection_ + ": start() after start() or stop()");
+  }
+  thread_ = std::thread([this] { run(); });
+}
+
+void ResourceWatcher::stop() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  changed_.notify_all();
+  client_->cancel();
+  if (thread_.joinable() && thread_.get_id() != std::this_thread::get_id()) thread_.join();
+}
+
+bool ResourceWatcher::wait_until_synced(std::chrono::milliseconds timeout) const {
+  std::unique_lock lock(mutex_);
+  return changed_.wait_for(lock, timeout, [this] { return synced_.load() || stopping_.load(); }) && synced_.load();
+}
+
+std::map<std::string, json> ResourceWatcher::objects() const {
+  std::lock_guard lock(mutex_);
+  return objects_;
+}
+
+std::string ResourceWatcher::resource_version() const {
+  std::lock_guard lock(mutex_);
+  return resource_version_;
+}
+
+std::string ResourceWatcher::last_error() const {
+  std::lock_guard lock(mutex_);
+  return last_error_;
+}
+
+void ResourceWatcher::record_error(const std::string& error) {
+  {
+    std::lock_guard lock(mutex_);
+    last_error_ = error;
+  }
+  ++errors_;
+  spdlog::warn("watching {}: {}", collection_, error);
+}
+
+bool ResourceWatcher::back_off() {
+  thread_local std::mt19937 random{std::random_device{}()};
+  std::unique_lock lock(mutex_);
+  std::chrono::milliseconds ceiling = next_backoff_;
+  next_backoff_ = std::min(next_backoff_ * 2, options_.max_backoff);
+  std::uniform_int_distribution<std::int64_t> upper_half(ceiling.count() / 2, ceiling.count());
+  std::chrono::milliseconds delay(upper_half(random));
+  spdlog::debug("watching {}: retrying in {} ms", collection_, delay.count());
+  return !changed_.wait_for(lock, delay, [this] { return stopping_.load(); });
+}
+
+void ResourceWatcher::run() {
+  bool need_list = true;
+  bool first_watch_after_list = false;
+  while (!stopping_) {
+    try {
+      if (need_list) {
+        list();
+        need_list = false;
+        first_watch_after_list = true;
+        continue;
+      }
+      auto started = std::chrono::steady_clock::now();
+      WatchEnd end = watch();
+      bool quiet = events_in_watch_ == 0;
+      bool first = std::exchange(first_watch_after_list, false);
+      if (end == WatchEnd::Gone) {
+        ++relists_after_gone_;
+        need_list = true;
+        // If even a fresh LIST's resourceVersion is too old, LIST and WATCH would alternate as fast as
+        // the server answers: wait first.
+        if (first && quiet && !back_off()) break;
+        continue;
+      }
+      // A stream that ends at once with nothing in it, over and over, would spin too.
+      if (quiet && std::chrono::steady_clock::now() - started < std::chrono::seconds(1)) {
+        if (!back_off()) break;
+      } else {
+        std::lock_guard lock(mutex_);
+        next_backoff_ = options_.initial_backoff;
+      }
+    } catch (const ApiError& e) {
+      if (stopping_ || e.cancelled()) break;
+      record_error(e.what());
+      if (!back_off()) break;
+    } catch (const std::exception& e) {
+      if (stopping_) break;
+      record_error(e.what());
+      if (!back_off()) break;
+    }
+  }
+}
+
+void ResourceWatcher::list() {
+  std::vector<json> items;
+  std::string list_version;
+  std::string continue_token;
+  do {
+    std::string query = collection_ + "?limit=" + std::to_string(options_.page_size);
+    if (!continue_token.empty()) query += "&continue=" + query_escape(continue_token);
+    json page = client_->get(query);
+    const std::string where = "GET " + client_->url(query);
+    if (!page.is_object() || !page.contains("metadata") || !page["metadata"].is_object()) {
+      throw std::runtime_error(where + ": the answer is not a list (no metadata)");
+    }
+    // Every page carries the resourceVersion of the snapshot the first one was read at.
+    if (list_version.empty()) list_version = metadata_string(page, "resourceVersion");
+    continue_token = metadata_string(page, "continue");
+    json& page_items = page["items"];
+    if (page_items.is_null()) continue;  // an empty list may say "items": null
+    if (!page_items.is_array()) throw std::runtime_error(where + ": items is not a list");
+    // Objects of built-in lists come without apiVersion and kind; watch events always have them.
+    // Filling them in from the list makes both look alike.
+    std::string api_version = string_at(page, "apiVersion");
+    std::string kind = string_at(page, "kind");
+    if (kind.size() > 4 && kind.ends_with("List")) kind.resize(kind.size() - 4);
+    for (json& item : page_items) {
+      if (!item.is_object() || metadata_string(item, "name").empty()) {
+        throw std::runtime_error(where + ": an item has no metadata.name");
+      }
+      if (!item.contains("apiVersion") && !api_version.empty()) item["apiVersion"] = api_version;
+      if (!item.contains("kind") && !kind.empty()) item["kind"] = kind;
+      items.push_back(std::move(item));
+    }
+  } while (!continue_token.empty());
+  if (list_version.empty()) {
+    throw std::runtime_error("GET " + client_->url(collection_) +
+                             ": the list has no metadata.resourceVersion to watch from");
+  }
+
+  std::map<std::string, json> by_key;
+  for (const json& item : items) by_key[object_key(item)] = item;
+  {
+    std::lock_guard lock(mutex_);
+    objects_ = std::move(by_key);
+    resource_version_ = list_version;
+    next_backoff_ = options_.initial_backoff;
+  }
+  ++lists_;
+  spdlog::info("listed {}: {} objects at resourceVersion {}", collection_, items.size(), list_version);
+  deliver_snapshot(std::move(items));
+  synced_ = true;
+  {
+    std::lock_guard lock(mutex_);  // so that a wait_until_synced cannot miss the change
+  }
+  changed_.notify_all();
+}
+
+void ResourceWatcher::deliver_snapshot(std::vector<json> objects) {
+  if (!callbacks_.on_snapshot) return;
+  try {
+    callbacks_.on_snapshot(std::move(objects));
+  } catch (const std::exception& e) {
+    record_error(std::string("on_snapshot failed: ") + e.what());
+  }
+}
+
+ResourceWatcher::WatchEnd ResourceWatcher::watch() {
+  std::string query = collection_ + "?watch=1&resourceVersion=" + query_escape(resource_version()) +
+                      "&allowWatchBookmarks=true&timeoutSeconds=" + std::to_string(options_.watch_timeout.count());
+  const std::string request = "GET " + client_->url(query);
+  events_in_watch_ = 0;
+  bool gone = false;
+  try {
+    client_->stream_lines(
+        query, options_.watch_timeout + options_.watch_grace,
+        [&](std::string_view line) {
+          handle_event(request, line, gone);
+          if (gone) throw StreamGone{};
+        },
+        [&] { ++watches_; });
+  } catch (const StreamGone&) {
+    return WatchEnd::Gone;
+  } catch (const ApiError& e) {
+    // Some API servers answer a watch from a compacted resourceVersion with 410 itself.
+    if (e.status() == 410 && !e.cancelled()) {
+      spdlog::info("watching {}: {}; listing again", collection_, e.what());
+      return WatchEnd::Gone;
+    }
+    throw;
+  }
+  spdlog::debug("watching {}: the stream ended after {} events; watching again from {}", collection_, events_in_watch_,
+                resource_version());
+  return WatchEnd::Ended;
+}
+
+void ResourceWatcher::handle_event(const std::string& request, std::string_view line, bool& gone) {
+  json event = json::parse(line, nullptr, /*allow_exceptions=*/false);
+  if (!event.is_object() || !event.contains("object")) {
+    std::string shown(line.substr(0, 200));
+    throw std::runtime_error(request + ": a line of the stream is not a watch event: " + shown);
+  }
+  const std::string type = string_at(event, "type");
+  const json& object = event["object"];
+  if (type == "ERROR") {
+    ApiError error = ApiError::from_status(request, object);
+    if (error.status() == 410) {
+      spdlog::info("watching {}: {}; listing again", collection_, error.what());
+      gone = true;
+      return;
+    }
+    throw error;  // counted; the watch is retried from the same resourceVersion after a backoff
+  }
+  ++events_in_watch_;
+  std::string version = metadata_string(object, "resourceVersion");
+  if (type == "BOOKMARK") {
+    // A bookmark says the server has seen everything up to its resourceVersion: the next watch can
+    // start there and the server need not keep older history for us.
+    if (version.empty()) throw std::runtime_error(request + ": a BOOKMARK event has no metadata.resourceVersion");
+    std::lock_guard lock(mutex_);
+    resource_version_ = version;
+    return;
+  }
+  EventType event_type;
+  if (type == "ADDED") {
+    event_type = EventType::Added;
+  } else if (type == "MODIFIED") {
+    event_type = EventType::Modified;
+  } else if (type == "DELETED") {
+    event_type = EventType::Deleted;
+  } else {
+    throw std::runtime_error(request + ": unknown watch event type \"" + type + "\"");
+  }
+  if (!object.is_object() || metadata_string(object, "name").empty()) {
+    throw std::runtime_error(request + ": a " + type + " event's object has no metadata.name");
+  }
+  std::string key = object_key(object);
+  {
+    std::lock_guard lock(mutex_);
+    if (event_type == EventType::Deleted) {
+      objects_.erase(key);
+    } else {
+      objects_[key] = object;
+    }
+    if (!version.empty()) resource_version_ = version;
+  }
+  spdlog::debug("watching {}: {} {} at resourceVersion {}", collection_, type, key, version);
+  if (!callbacks_.on_event) return;
+  try {
+    callbacks_.on_event(event_type, object);
+  } catch (const std::exception& e) {
+    record_error(std::string("on_event failed for ") + type + " " + key + ": " + e.what());
+  }
+}
+
+}  // namespace karta::kube

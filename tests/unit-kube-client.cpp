@@ -1,0 +1,1295 @@
+// The Kubernetes API client, against a local HTTPS API server that speaks the real protocol: LISTs in
+// pages with continue tokens, WATCH streams of JSON lines sent as one chunk each, bookmarks, 410 ERROR
+// events after compaction, Status bodies for errors, bearer tokens and client certificates. No cluster
+// is needed.
+
+#include <doctest/doctest.h>
+
+#include <array>
+#include <chrono>
+#include <cstdlib>
+#include <deque>
+#include <fstream>
+#include <functional>
+#include <future>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include <openssl/evp.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
+
+#include "kube/api_client.h"
+#include "kube/kube_connection.h"
+#include "kube/watcher.h"
+#include "support/running_webhook.h"
+#include "support/test_support.h"
+
+using karta::json;
+namespace kube = karta::kube;
+namespace test = karta::test;
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+namespace {
+
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace net = boost::asio;
+using tcp = net::ip::tcp;
+using Clock = std::chrono::steady_clock;
+
+constexpr const char* kKartas = "/apis/run.ai/v1alpha1/kartas";
+
+std::string read_text(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  REQUIRE_MESSAGE(in, file.string() << " cannot be read");
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+void write_text(const fs::path& file, const std::string& text) {
+  fs::create_directories(file.parent_path());
+  std::ofstream(file, std::ios::binary) << text;
+}
+
+std::string base64(const std::string& bytes) {
+  std::string encoded(4 * ((bytes.size() + 2) / 3) + 1, '\0');
+  int length = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(encoded.data()),
+                               reinterpret_cast<const unsigned char*>(bytes.data()), static_cast<int>(bytes.size()));
+  encoded.resize(static_cast<std::size_t>(length));
+  return encoded;
+}
+
+// Go's base64.RawURLEncoding: the API server's continue tokens are written with it.
+std::string raw_url_base64(const std::string& bytes) {
+  std::string encoded = base64(bytes);
+  for (char& c : encoded) c = c == '+' ? '-' : c == '/' ? '_' : c;
+  while (!encoded.empty() && encoded.back() == '=') encoded.pop_back();
+  return encoded;
+}
+
+std::string from_raw_url_base64(std::string encoded) {
+  for (char& c : encoded) c = c == '-' ? '+' : c == '_' ? '/' : c;
+  std::size_t padding = (4 - encoded.size() % 4) % 4;
+  encoded.append(padding, '=');
+  std::string decoded(encoded.size() / 4 * 3, '\0');
+  int length =
+      EVP_DecodeBlock(reinterpret_cast<unsigned char*>(decoded.data()),
+                      reinterpret_cast<const unsigned char*>(encoded.data()), static_cast<int>(encoded.size()));
+  REQUIRE(length >= 0);
+  decoded.resize(static_cast<std::size_t>(length) - padding);
+  return decoded;
+}
+
+std::string percent_decode(const std::string& text) {
+  std::string decoded;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '%' && i + 2 < text.size()) {
+      decoded.push_back(static_cast<char>(std::stoi(text.substr(i + 1, 2), nullptr, 16)));
+      i += 2;
+    } else {
+      decoded.push_back(text[i] == '+' ? ' ' : text[i]);
+    }
+  }
+  return decoded;
+}
+
+// Waits for `condition`, looking every 2 ms, at most `timeout`.
+bool eventually(const std::function<bool()>& condition, std::chrono::milliseconds timeout = 5s) {
+  auto deadline = Clock::now() + timeout;
+  while (!condition()) {
+    if (Clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(2ms);
+  }
+  return true;
+}
+
+json karta_object(const std::string& name, const std::string& kind = "Job") {
+  return {{"apiVersion", "run.ai/v1alpha1"},
+          {"kind", "Karta"},
+          {"metadata", {{"name", name}}},
+          {"spec",
+           {{"structureDefinition",
+             {{"rootComponent",
+               {{"name", "root"},
+                {"kind", {{"group", "example.com"}, {"version", "v1"}, {"kind", kind}}},
+                {"specDefinition", {{"podTemplateSpecPath", ".spec.template"}}}}}}}}}};
+}
+
+// A Status as the API server writes it in error answers and ERROR events.
+json status_object(int code, const std::string& reason, const std::string& message) {
+  return {{"kind", "Status"},    {"apiVersion", "v1"}, {"metadata", json::object()},
+          {"status", "Failure"}, {"message", message}, {"reason", reason},
+          {"code", code}};
+}
+
+std::vector<std::string> names(const std::vector<json>& objects) {
+  std::vector<std::string> result;
+  for (const auto& object : objects) result.push_back(object["metadata"]["name"].get<std::string>());
+  return result;
+}
+
+struct ClientCertificate {
+  fs::path certificate, key;
+};
+
+// A client certificate (clientAuth) for `common_name`, signed by the CA TestCertificates made in `dir`.
+ClientCertificate make_client_certificate(const fs::path& dir, const std::string& common_name) {
+  ClientCertificate made{dir / (common_name + ".crt"), dir / (common_name + ".key")};
+  fs::path csr = dir / (common_name + ".csr");
+  fs::path ext = dir / (common_name + ".ext");
+  write_text(ext, "extendedKeyUsage=clientAuth\n");
+  int code = 0;
+  std::string out =
+      test::run_command("openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj /CN=" + common_name +
+                            " -keyout " + made.key.string() + " -out " + csr.string(),
+                        &code);
+  REQUIRE_MESSAGE(code == 0, out);
+  out = test::run_command("openssl x509 -req -in " + csr.string() + " -CA " + (dir / "ca.crt").string() + " -CAkey " +
+                              (dir / "ca.key").string() + " -CAcreateserial -days 2 -extfile " + ext.string() +
+                              " -out " + made.certificate.string(),
+                          &code);
+  REQUIRE_MESSAGE(code == 0, out);
+  return made;
+}
+
+// One request as the test API server received it.
+struct Received {
+  std::string target;
+  std::string authorization;
+  std::string accept;
+  std::string client_name;  // the CN of the client certificate, "" without one
+  Clock::time_point at;
+};
+
+struct FakeApiServerOptions {
+  std::string token = "sesame";  // the bearer token it accepts
+  bool require_client_certificate = false;
+  // Answer a watch from a compacted resourceVersion with HTTP 410, as the API server does when it reads
+  // from etcd, rather than with 200 and an ERROR event, as its watch cache does.
+  bool gone_as_http_status = false;
+  // Send LIST items without apiVersion and kind, as the API server does for built-in kinds (CRDs).
+  bool list_items_without_type = false;
+  // Close each connection right after its answer, as a server whose idle timeout has passed does, while
+  // the client believes it kept alive.
+  bool close_after_answer = false;
+};
+
+// An API server serving one cluster-scoped collection, /apis/run.ai/v1alpha1/kartas, over HTTPS on
+// 127.0.0.1. It keeps the objects, a resourceVersion that grows with every write, and the events since
+// the last compaction, and answers as kube-apiserver does:
+// - LIST ?limit=N pages in name order with a continue token (base64url JSON of the snapshot's
+//   resourceVersion and the next key, as the API server's) and remainingItemCount;
+// - WATCH ?watch=1&resourceVersion=RV replays the events after RV and then streams new ones, each event
+//   a JSON line in a chunk of its own; BOOKMARKs only with allowWatchBookmarks=true; the stream ends
+//   after timeoutSeconds; a resourceVersion older than the last compaction gets a 410 Expired Status;
+// - no valid token (and no client certificate) gets 401 with a Status body.
+// Everything runs on one I/O thread; the test's calls are posted to it and wait for their result.
+class FakeApiServer {
+  // One connection: reads requests and writes answers, or the chunks of a watch.
+  class Session : public std::enable_shared_from_this<Session> {
+   public:
+    Session(FakeApiServer& server, tcp::socket socket)
+        : server_(server), stream_(std::move(socket), server.tls_), timer_(server.io_) {}
+
+    void start() {
+      stream_.async_handshake(net::ssl::stream_base::server, [self = shared_from_this()](beast::error_code ec) {
+        if (ec) return self->close();
+        if (X509* peer = SSL_get1_peer_certificate(self->stream_.native_handle())) {
+          char name[256] = {};
+          X509_NAME_get_text_by_NID(X509_get_subject_name(peer), NID_commonName, name, sizeof name);
+          self->client_name_ = name;
+          X509_free(peer);
+        }
+        self->read();
+      });
+    }
+
+    void close() {
+      if (closed_) return;
+      closed_ = true;
+      watching_ = false;
+      timer_.cancel();
+      beast::get_lowest_layer(stream_).close();
+    }
+
+    const std::string& client_name() const { return client_name_; }
+    bool watching() const { return watching_ && !closed_; }
+    bool wants_bookmarks() const { return bookmarks_; }
+
+    void respond(int status, const json& body) {
+      auto response = std::make_shared<http::response<http::string_body>>(static_cast<http::status>(status), 11);
+      response->set(http::field::content_type, "application/json");
+      response->body() = body.dump();
+      response->keep_alive(request_.keep_alive());
+      response->prepare_payload();
+      http::async_write(stream_, *response, [self = shared_from_this(), response](beast::error_code ec, std::size_t) {
+        if (ec || !response->keep_alive() || self->server_.options_.close_after_answer) return self->close();
+        self->read();
+      });
+    }
+
+    // Sends the header of a chunked 200 answer; events follow as chunks until end_watch().
+    void begin_watch(std::chrono::seconds timeout, bool bookmarks) {
+      watching_ = true;
+      bookmarks_ = bookmarks;
+      auto header = std::make_shared<http::response<http::empty_body>>(http::status::ok, 11);
+      header->set(http::field::content_type, "application/json");
+      header->set(http::field::cache_control, "no-cache, private");
+      header->chunked(true);
+      auto serializer = std::make_shared<http::response_serializer<http::empty_body>>(*header);
+      writing_ = true;
+      http::async_write_header(stream_, *serializer,
+                               [self = shared_from_this(), header, serializer](beast::error_code ec, std::size_t) {
+                                 self->writing_ = false;
+                                 if (ec) return self->close();
+                                 self->write_next();
+                               });
+      timer_.expires_after(timeout);
+      timer_.async_wait([self = shared_from_this()](beast::error_code ec) {
+        if (!ec) self->end_watch();
+      });
+      watch_for_close();
+    }
+
+    void send_event(const json& event) {
+      if (!watching()) return;
+      outgoing_.push_back(event.dump() + "\n");  // the API server's JSON encoder ends each event with a newline
+      write_next();
+    }
+
+    // The terminating chunk: the answer ends normally. The connection is then closed.
+    void end_watch() {
+      if (!watching()) return;
+      watching_ = false;
+      timer_.cancel();
+      outgoing_.push_back(std::nullopt);
+      write_next();
+    }
+
+   private:
+    void read() {
+      request_ = {};
+      http::async_read(stream_, buffer_, request_, [self = shared_from_this()](beast::error_code ec, std::size_t) {
+        if (ec) return self->close();
+        self->server_.handle(self, self->request_);
+      });
+    }
+
+    // During a watch the client sends nothing: a read that ends means it has gone.
+    void watch_for_close() {
+      stream_.async_read_some(net::buffer(probe_), [self = shared_from_this()](beast::error_code ec, std::size_t) {
+        if (ec) return self->close();
+        self->watch_for_close();
+      });
+    }
+
+    // Each event is flushed as a chunk of its own, as the API server flushes after every event.
+    void write_next() {
+      if (writing_ || outgoing_.empty() || closed_) return;
+      writing_ = true;
+      auto done = [self = shared_from_this()](beast::error_code ec, std::size_t) {
+        self->writing_ = false;
+        bool last = !self->outgoing_.front().has_value();
+        self->outgoing_.pop_front();
+        if (ec || last) return self->close();
+        self->write_next();
+      };
+      if (outgoing_.front()) {
+        net::async_write(stream_, http::make_chunk(net::buffer(*outgoing_.front())), done);
+      } else {
+        net::async_write(stream_, http::make_chunk_last(), done);
+      }
+    }
+
+    FakeApiServer& server_;
+    beast::ssl_stream<beast::tcp_stream> stream_;
+    net::steady_timer timer_;
+    beast::flat_buffer buffer_;
+    http::request<http::string_body> request_;
+    std::string client_name_;
+    std::deque<std::optional<std::string>> outgoing_;  // nullopt: the last chunk
+    std::array<char, 64> probe_{};
+    bool writing_ = false;
+    bool watching_ = false;
+    bool bookmarks_ = false;
+    bool closed_ = false;
+  };
+
+ public:
+  FakeApiServer(const fs::path& dir, std::vector<json> objects, FakeApiServerOptions options = {})
+      : options_(std::move(options)), certificates_(dir) {
+    tls_.use_certificate_chain_file(certificates_.certificate.string());
+    tls_.use_private_key_file(certificates_.key.string(), net::ssl::context::pem);
+    if (options_.require_client_certificate) {
+      tls_.load_verify_file(certificates_.ca.string());
+      tls_.set_verify_mode(net::ssl::verify_peer | net::ssl::verify_fail_if_no_peer_cert);
+    }
+    int version = 40;
+    for (json& object : objects) {
+      object["metadata"]["resourceVersion"] = std::to_string(version++);
+      std::string name = object["metadata"]["name"].get<std::string>();
+      objects_[name] = std::move(object);
+    }
+    tcp::endpoint endpoint(net::ip::make_address("127.0.0.1"), 0);
+    acceptor_.open(endpoint.protocol());
+    acceptor_.bind(endpoint);
+    acceptor_.listen();
+    port_ = acceptor_.local_endpoint().port();
+    accept();
+    thread_ = std::thread([this] { io_.run(); });
+  }
+
+  ~FakeApiServer() {
+    on_io([this] {
+      beast::error_code ignored;
+      acceptor_.close(ignored);
+      for (auto& weak : sessions_) {
+        if (auto session = weak.lock()) session->close();
+      }
+    });
+    thread_.join();  // the I/O thread ends when nothing is left to do
+  }
+
+  unsigned short port() const { return port_; }
+  const test::TestCertificates& certificates() const { return certificates_; }
+
+  // A connection to this server with `token`.
+  kube::KubeConnection connection(const std::string& token = "sesame") const {
+    kube::KubeConnection connection;
+    connection.host = "127.0.0.1";
+    connection.port = port_;
+    connection.ca_pem = read_text(certificates_.ca);
+    connection.token = token;
+    connection.source = "test";
+    return connection;
+  }
+
+  void add(json object) {
+    on_io([&] { publish("ADDED", std::move(object)); });
+  }
+  void modify(json object) {
+    on_io([&] { publish("MODIFIED", std::move(object)); });
+  }
+  void remove(const std::string& name) {
+    on_io([&] {
+      json object = objects_.at(name);
+      publish("DELETED", std::move(object));
+    });
+  }
+  // Writes elsewhere in the cluster moved the resourceVersion to `version`; watches that asked for
+  // bookmarks are told.
+  void bookmark(int version) {
+    on_io([&] {
+      resource_version_ = version;
+      json event = {{"type", "BOOKMARK"},
+                    {"object",
+                     {{"kind", "Karta"},
+                      {"apiVersion", "run.ai/v1alpha1"},
+                      {"metadata", {{"resourceVersion", std::to_string(version)}}}}}};
+      for (auto& session : live_watches()) {
+        if (session->wants_bookmarks()) session->send_event(event);
+      }
+    });
+  }
+  // Writes elsewhere moved the resourceVersion to `version` and etcd was compacted there: older
+  // resourceVersions can no longer be watched from. Open watches end, as they do when the API server's
+  // watch cache is re-initialized.
+  void compact(int version) {
+    on_io([&] {
+      resource_version_ = version;
+      oldest_watchable_ = version;
+      history_.clear();
+      end_all_watches();
+    });
+  }
+  // Ends every open watch normally, as when its timeoutSeconds has passed.
+  void end_watches() {
+    on_io([&] { end_all_watches(); });
+  }
+  // The next `count` requests get `status` with a Status body.
+  void fail_next(int count, int status) {
+    on_io([&] {
+      failures_left_ = count;
+      failure_status_ = status;
+    });
+  }
+
+  std::vector<Received> received() const {
+    return on_io([&] { return received_; });
+  }
+  std::vector<std::string> targets() const {
+    std::vector<std::string> result;
+    for (const auto& request : received()) result.push_back(request.target);
+    return result;
+  }
+  std::size_t connections() const {
+    return on_io([&] { return sessions_.size(); });
+  }
+  std::size_t open_watches() const {
+    return on_io([&] { return live_watches().size(); });
+  }
+
+ private:
+  template <class F>
+  auto on_io(F&& f) const -> decltype(f()) {
+    std::packaged_task<decltype(f())()> task(std::forward<F>(f));
+    auto result = task.get_future();
+    net::post(const_cast<net::io_context&>(io_), [&task] { task(); });
+    return result.get();
+  }
+
+  void accept() {
+    acceptor_.async_accept(io_, [this](beast::error_code ec, tcp::socket socket) {
+      if (ec) return;
+      auto session = std::make_shared<Session>(*this, std::move(socket));
+      sessions_.push_back(session);
+      session->start();
+      accept();
+    });
+  }
+
+  std::vector<std::shared_ptr<Session>> live_watches() const {
+    std::vector<std::shared_ptr<Session>> live;
+    for (const auto& weak : watches_) {
+      auto session = weak.lock();
+      if (session && session->watching()) live.push_back(session);
+    }
+    return live;
+  }
+
+  void end_all_watches() {
+    for (auto& session : live_watches()) session->end_watch();
+    watches_.clear();
+  }
+
+  void publish(const std::string& type, json object) {
+    ++resource_version_;
+    std::string name = object["metadata"]["name"].get<std::string>();
+    object["metadata"]["resourceVersion"] = std::to_string(resource_version_);
+    if (type == "DELETED") {
+      objects_.erase(name);
+    } else {
+      object["metadata"]["uid"] = "uid-" + name;
+      objects_[name] = object;
+    }
+    json event = {{"type", type}, {"object", object}};
+    history_.push_back({resource_version_, event});
+    for (auto& session : live_watches()) session->send_event(event);
+  }
+
+  void handle(const std::shared_ptr<Session>& session, const http::request<http::string_body>& request) {
+    std::string target(request.target());
+    received_.push_back({target, std::string(request[http::field::authorization]),
+                         std::string(request[http::field::accept]), session->client_name(), Clock::now()});
+    if (failures_left_ > 0) {
+      --failures_left_;
+      json body =
+          status_object(failure_status_, "InternalError", "Internal error occurred: etcdserver: leader changed");
+      body["details"] = {{"causes", {{{"message", "etcdserver: leader changed"}}}}};
+      return session->respond(failure_status_, body);
+    }
+    bool authenticated = !session->client_name().empty() ||
+                         (!options_.token.empty() && request[http::field::authorization] == "Bearer " + options_.token);
+    if (!authenticated) return session->respond(401, status_object(401, "Unauthorized", "Unauthorized"));
+    std::string path = target.substr(0, target.find('?'));
+    std::map<std::string, std::string> query;
+    if (auto question = target.find('?'); question != std::string::npos) {
+      std::string rest = target.substr(question + 1);
+      for (std::size_t start = 0; start <= rest.size();) {
+        std::size_t end = std::min(rest.find('&', start), rest.size());
+        std::string pair = rest.substr(start, end - start);
+        std::size_t equals = pair.find('=');
+        query[percent_decode(pair.substr(0, equals))] =
+            equals == std::string::npos ? "" : percent_decode(pair.substr(equals + 1));
+        start = end + 1;
+      }
+    }
+    if (request.method() != http::verb::get || path != kKartas) {
+      json body = status_object(404, "NotFound", "the server could not find the requested resource");
+      body["details"] = json::object();
+      return session->respond(404, body);
+    }
+    if (query["watch"] == "1" || query["watch"] == "true") return watch(session, query);
+    list(session, query);
+  }
+
+  void list(const std::shared_ptr<Session>& session, std::map<std::string, std::string>& query) {
+    std::size_t limit = query["limit"].empty() ? 0 : std::stoul(query["limit"]);
+    int version = resource_version_;
+    std::string start;
+    if (!query["continue"].empty()) {
+      json token = json::parse(from_raw_url_base64(query["continue"]));
+      version = token.at("rv").get<int>();
+      start = token.at("start").get<std::string>();
+    }
+    json items = json::array();
+    std::string last;
+    std::size_t remaining = 0;
+    for (const auto& [name, object] : objects_) {
+      if (name < start) continue;
+      if (limit != 0 && items.size() == limit) {
+        ++remaining;
+        continue;
+      }
+      items.push_back(object);
+      if (options_.list_items_without_type) {
+        items.back().erase("apiVersion");
+        items.back().erase("kind");
+      }
+      last = name;
+    }
+    json metadata = {{"resourceVersion", std::to_string(version)}};
+    if (remaining > 0) {
+      // The next page starts just after the last key sent: "<key>\0".
+      metadata["continue"] =
+          raw_url_base64(json{{"v", "meta.k8s.io/v1"}, {"rv", version}, {"start", last + '\0'}}.dump());
+      metadata["remainingItemCount"] = remaining;
+    }
+    session->respond(
+        200, {{"apiVersion", "run.ai/v1alpha1"}, {"kind", "KartaList"}, {"metadata", metadata}, {"items", items}});
+  }
+
+  void watch(const std::shared_ptr<Session>& session, std::map<std::string, std::string>& query) {
+    const std::string& version_text = query["resourceVersion"];
+    int from = version_text.empty() || version_text == "0" ? -1 : std::stoi(version_text);
+    int timeout_seconds = query["timeoutSeconds"].empty() ? 1800 : std::stoi(query["timeoutSeconds"]);
+    bool bookmarks = query["allowWatchBookmarks"] == "true";
+    if (from >= 0 && from < oldest_watchable_) {
+      json status = status_object(
+          410, "Expired", "too old resource version: " + version_text + " (" + std::to_string(oldest_watchable_) + ")");
+      if (options_.gone_as_http_status) return session->respond(410, status);
+      session->begin_watch(std::chrono::seconds(timeout_seconds), bookmarks);
+      session->send_event({{"type", "ERROR"}, {"object", status}});
+      session->end_watch();
+      return;
+    }
+    session->begin_watch(std::chrono::seconds(timeout_seconds), bookmarks);
+    watches_.push_back(session);
+    if (from < 0) {
+      for (const auto& [name, object] : objects_) session->send_event({{"type", "ADDED"}, {"object", object}});
+      return;
+    }
+    for (const auto& [version, event] : history_) {
+      if (version > from) session->send_event(event);
+    }
+  }
+
+  FakeApiServerOptions options_;
+  test::TestCertificates certificates_;
+  net::io_context io_;
+  net::ssl::context tls_{net::ssl::context::tls_server};
+  tcp::acceptor acceptor_{io_};
+  unsigned short port_ = 0;
+  std::thread thread_;
+
+  // I/O thread only.
+  std::map<std::string, json> objects_;
+  int resource_version_ = 100;
+  int oldest_watchable_ = 100;
+  std::vector<std::pair<int, json>> history_;
+  std::vector<std::weak_ptr<Session>> sessions_;
+  std::vector<std::weak_ptr<Session>> watches_;
+  int failures_left_ = 0;
+  int failure_status_ = 500;
+  std::vector<Received> received_;
+};
+
+// What a watcher's callbacks were given, for the test thread to look at.
+struct Recorder {
+  mutable std::mutex mutex;
+  std::vector<std::vector<json>> snapshots;
+  std::vector<std::pair<kube::EventType, json>> events;
+
+  kube::WatcherCallbacks callbacks() {
+    return {[this](std::vector<json> objects) {
+              std::lock_guard lock(mutex);
+              snapshots.push_back(std::move(objects));
+            },
+            [this](kube::EventType type, const json& object) {
+              std::lock_guard lock(mutex);
+              events.emplace_back(type, object);
+            }};
+  }
+  std::size_t snapshot_count() const {
+    std::lock_guard lock(mutex);
+    return snapshots.size();
+  }
+  std::size_t event_count() const {
+    std::lock_guard lock(mutex);
+    return events.size();
+  }
+  std::vector<json> snapshot(std::size_t index) const {
+    std::lock_guard lock(mutex);
+    return snapshots.at(index);
+  }
+  std::pair<kube::EventType, json> event(std::size_t index) const {
+    std::lock_guard lock(mutex);
+    return events.at(index);
+  }
+};
+
+kube::WatcherOptions test_options() {
+  kube::WatcherOptions options;
+  options.page_size = 2;
+  options.initial_backoff = 20ms;
+  options.max_backoff = 200ms;
+  return options;
+}
+
+std::string watch_query(const std::string& version) {
+  return std::string(kKartas) + "?watch=1&resourceVersion=" + version + "&allowWatchBookmarks=true&timeoutSeconds=300";
+}
+
+// A server holding kartas a, b and c, and a started watcher of it that has listed and is watching.
+struct WatchedServer {
+  test::TempDir dir;
+  FakeApiServer server{dir.path, {karta_object("a"), karta_object("b"), karta_object("c")}};
+  Recorder recorder;
+  kube::ResourceWatcher watcher;
+
+  explicit WatchedServer(kube::WatcherOptions options = test_options())
+      : watcher(server.connection(), kKartas, recorder.callbacks(), options) {
+    watcher.start();
+    REQUIRE(watcher.wait_until_synced(5s));
+    REQUIRE(eventually([&] { return watcher.watches() == 1 && server.open_watches() == 1; }));
+  }
+};
+
+template <class F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------------
+// kubeconfig and in-cluster configuration
+
+TEST_CASE("a kubeconfig's current context gives the server's host, port and path, the CA data and the token") {
+  test::TempDir dir;
+  test::TestCertificates certificates(dir.path);
+  std::string ca = read_text(certificates.ca);
+  write_text(dir.path / "config", R"(apiVersion: v1
+kind: Config
+clusters:
+- name: dev
+  cluster:
+    server: https://api.dev.example.com:6443/k8s/clusters/c-1/
+    certificate-authority-data: )" + base64(ca) +
+                                      R"(
+    tls-server-name: kubernetes.default.svc
+users:
+- name: alice
+  user:
+    token: abc.def
+contexts:
+- name: dev
+  context: {cluster: dev, user: alice, namespace: research}
+current-context: dev
+)");
+  kube::KubeConnection connection = kube::load_kubeconfig(dir.path / "config");
+  CHECK(connection.host == "api.dev.example.com");
+  CHECK(connection.port == 6443);
+  CHECK(connection.base_path == "/k8s/clusters/c-1");
+  CHECK(connection.server_url() == "https://api.dev.example.com:6443/k8s/clusters/c-1");
+  CHECK(connection.ca_pem == std::optional<std::string>(ca));
+  CHECK(connection.token == "abc.def");
+  CHECK(connection.bearer_token() == "abc.def");
+  CHECK(connection.token_file.empty());
+  CHECK(connection.client_certificate_pem.empty());
+  CHECK(connection.tls_server_name == "kubernetes.default.svc");
+  CHECK_FALSE(connection.insecure_skip_tls_verify);
+  CHECK(connection.default_namespace == "research");
+  CHECK(connection.source == "kubeconfig " + (dir.path / "config").string() + ", context dev");
+}
+
+TEST_CASE("a context named by the caller wins over current-context") {
+  test::TempDir dir;
+  write_text(dir.path / "config", R"(clusters:
+- name: dev
+  cluster: {server: "https://10.0.0.1:6443"}
+- name: prod
+  cluster: {server: "https://[fd00::1]", insecure-skip-tls-verify: true}
+users:
+- {name: alice, user: {token: alice-token}}
+- {name: ops, user: {token: ops-token}}
+contexts:
+- {name: dev, context: {cluster: dev, user: alice}}
+- {name: prod, context: {cluster: prod, user: ops}}
+current-context: dev
+)");
+  kube::KubeConnection current = kube::load_kubeconfig(dir.path / "config");
+  CHECK(current.server_url() == "https://10.0.0.1:6443");
+  CHECK(current.token == "alice-token");
+  kube::KubeConnection prod = kube::load_kubeconfig(dir.path / "config", "prod");
+  CHECK(prod.host == "fd00::1");
+  CHECK(prod.port == 443);
+  CHECK(prod.server_url() == "https://[fd00::1]:443");
+  CHECK(prod.insecure_skip_tls_verify);
+  CHECK_FALSE(prod.ca_pem.has_value());
+  CHECK(prod.token == "ops-token");
+  CHECK(prod.default_namespace == "");
+  CHECK(prod.source == "kubeconfig " + (dir.path / "config").string() + ", context prod");
+}
+
+TEST_CASE("certificate-authority, client-certificate, client-key and tokenFile paths are relative to the kubeconfig") {
+  test::TempDir dir;
+  fs::create_directories(dir.path / "pki");
+  test::TestCertificates certificates(dir.path / "pki");
+  ClientCertificate client = make_client_certificate(dir.path / "pki", "karta-webhook");
+  write_text(dir.path / "kube/token", "token-1\n");
+  write_text(dir.path / "kube/config", R"(clusters:
+- name: local
+  cluster: {server: "https://127.0.0.1:6443", certificate-authority: ../pki/ca.crt}
+users:
+- name: webhook
+  user: {client-certificate: ../pki/karta-webhook.crt, client-key: ../pki/karta-webhook.key, tokenFile: token}
+contexts:
+- {name: local, context: {cluster: local, user: webhook}}
+current-context: local
+)");
+  kube::KubeConnection connection = kube::load_kubeconfig(dir.path / "kube/config");
+  CHECK(connection.ca_pem == std::optional<std::string>(read_text(certificates.ca)));
+  CHECK(connection.client_certificate_pem == read_text(client.certificate));
+  CHECK(connection.client_key_pem == read_text(client.key));
+  CHECK(connection.token_file == dir.path / "kube" / "token");
+  CHECK(connection.token == "");
+  CHECK(connection.bearer_token() == "token-1");
+  // The file is read for every request: a rotated token is used at once.
+  write_text(dir.path / "kube/token", "token-2");
+  CHECK(connection.bearer_token() == "token-2");
+}
+
+TEST_CASE("client-certificate-data and client-key-data are decoded from base64, and the certificate is presented") {
+  test::TempDir dir;
+  FakeApiServer server(dir.path, {karta_object("a")}, {.token = "", .require_client_certificate = true});
+  ClientCertificate client = make_client_certificate(dir.path, "karta-webhook");
+  write_text(dir.path / "config",
+             "clusters:\n- name: local\n  cluster:\n    server: https://127.0.0.1:" + std::to_string(server.port()) +
+                 "\n    certificate-authority-data: " + base64(read_text(server.certificates().ca)) +
+                 "\nusers:\n- name: webhook\n  user:\n    client-certificate-data: " +
+                 base64(read_text(client.certificate)) + "\n    client-key-data: " + base64(read_text(client.key)) +
+                 "\ncontexts:\n- {name: local, context: {cluster: local, user: webhook}}\n"
+                 "current-context: local\n");
+  kube::KubeConnection connection = kube::load_kubeconfig(dir.path / "config");
+  CHECK(connection.client_certificate_pem == read_text(client.certificate));
+  CHECK(connection.client_key_pem == read_text(client.key));
+  CHECK(connection.bearer_token() == "");
+
+  kube::ApiClient client_with_certificate(connection);
+  json list = client_with_certificate.get(std::string(kKartas) + "?limit=500");
+  CHECK(names(list["items"].get<std::vector<json>>()) == std::vector<std::string>{"a"});
+  auto received = server.received();
+  REQUIRE(received.size() == 1);
+  CHECK(received[0].client_name == "karta-webhook");
+  CHECK(received[0].authorization == "");
+
+  // Without a certificate the server ends the handshake.
+  connection.client_certificate_pem.clear();
+  connection.client_key_pem.clear();
+  kube::ApiClient anonymous(connection);
+  std::string error = error_of([&] { anonymous.get(kKartas); });
+  CHECK(error.rfind("GET https://127.0.0.1:" + std::to_string(server.port()) + kKartas + ": ", 0) == 0);
+  CHECK(server.received().size() == 1);
+}
+
+TEST_CASE("credential plugins, basic auth and impersonation are refused, naming the user and the field") {
+  test::TempDir dir;
+  auto error_for = [&](const std::string& user) {
+    write_text(dir.path / "config",
+               "clusters:\n- {name: c, cluster: {server: \"https://k8s.example.com\"}}\n"
+               "users:\n- name: u\n  user:\n" +
+                   user + "contexts:\n- {name: x, context: {cluster: c, user: u}}\ncurrent-context: x\n");
+    return error_of([&] { kube::load_kubeconfig(dir.path / "config"); });
+  };
+  std::string file = (dir.path / "config").string();
+  CHECK(error_for("    exec:\n      apiVersion: client.authentication.k8s.io/v1beta1\n      command: aws\n"
+                  "      args: [eks, get-token, --cluster-name, prod]\n") ==
+        file +
+            ": users[u].user.exec: exec credential plugins are not supported (this one runs \"aws\"); use token, "
+            "tokenFile or client-certificate and client-key instead");
+  CHECK(error_for("    auth-provider:\n      name: gcp\n") ==
+        file +
+            ": users[u].user.auth-provider: auth-provider plugins are not supported (this one is \"gcp\"); use "
+            "token, tokenFile or client-certificate and client-key instead");
+  CHECK(error_for("    username: admin\n    password: secret\n") ==
+        file +
+            ": users[u].user.username: basic authentication is not supported (Kubernetes 1.19 removed it); use "
+            "token, tokenFile or client-certificate and client-key instead");
+  CHECK(error_for("    token: t\n    as: system:admin\n") ==
+        file + ": users[u].user.as: impersonation is not supported");
+}
+
+TEST_CASE("a kubeconfig that names what is not there, or holds what cannot be used, is refused with the field") {
+  test::TempDir dir;
+  std::string file = (dir.path / "config").string();
+  auto error_for = [&](const std::string& text, const std::string& context = "") {
+    write_text(dir.path / "config", text);
+    return error_of([&] { kube::load_kubeconfig(dir.path / "config", context); });
+  };
+  const std::string users = "users:\n- {name: u, user: {token: t}}\n";
+  const std::string contexts = "contexts:\n- {name: dev, context: {cluster: prod, user: u}}\n";
+  CHECK(error_for("clusters:\n- {name: dev, cluster: {server: \"https://a\"}}\n" + users + contexts +
+                  "current-context: dev\n") ==
+        file + ": contexts[dev].context.cluster: no cluster named \"prod\" in clusters (it has dev)");
+  CHECK(error_for(users + contexts + "current-context: dev\n") ==
+        file + ": contexts[dev].context.cluster: no cluster named \"prod\" in clusters (it is empty)");
+  const std::string clusters = "clusters:\n- {name: prod, cluster: {server: \"https://a\"}}\n";
+  CHECK(error_for(clusters + users + contexts + "current-context: gone\n") ==
+        file + ": current-context: no context named \"gone\" in contexts (it has dev)");
+  CHECK(error_for(clusters + users + contexts, "staging") ==
+        file + ": context: no context named \"staging\" in contexts (it has dev)");
+  CHECK(error_for(clusters + users + contexts) == file + ": current-context: not set, and no context was named");
+  CHECK(error_for(clusters + "users:\n- {name: v, user: {token: t}}\n" + contexts + "current-context: dev\n") ==
+        file + ": contexts[dev].context.user: no user named \"u\" in users (it has v)");
+  CHECK(error_for("clusters:\n- {name: prod, cluster: {server: \"http://localhost:8080\"}}\n" + users + contexts,
+                  "dev") ==
+        file +
+            ": clusters[prod].cluster.server: \"http://localhost:8080\": plain http is not supported; the API server "
+            "must use https://");
+  CHECK(error_for("clusters:\n- {name: prod, cluster: {server: \"https://a:http\"}}\n" + users + contexts, "dev") ==
+        file + ": clusters[prod].cluster.server: \"https://a:http\": port \"http\" is not a number from 1 to 65535");
+  CHECK(error_for("clusters:\n- {name: prod, cluster: {certificate-authority-data: abc}}\n" + users + contexts,
+                  "dev") == file + ": clusters[prod].cluster.server: not set");
+  CHECK(
+      error_for("clusters:\n- {name: prod, cluster: {server: \"https://a\", certificate-authority-data: \"abc!\"}}\n" +
+                    users + contexts,
+                "dev") == file + ": clusters[prod].cluster.certificate-authority-data: not valid base64");
+  CHECK(error_for("clusters:\n- {name: prod, cluster: {server: \"https://a\", certificate-authority-data: " +
+                      base64("not a certificate") + "}}\n" + users + contexts,
+                  "dev") == file + ": clusters[prod].cluster.certificate-authority: holds no PEM certificate");
+  CHECK(error_for("clusters:\n- {name: prod, cluster: {server: \"https://a\", certificate-authority: ca.crt, "
+                  "certificate-authority-data: " +
+                      base64("x") + "}}\n" + users + contexts,
+                  "dev") == file +
+                                ": clusters[prod].cluster.certificate-authority: both certificate-authority and "
+                                "certificate-authority-data are set; keep one");
+  CHECK(error_for("clusters:\n- {name: prod, cluster: {server: \"https://a\", certificate-authority: ca.crt}}\n" +
+                      users + contexts,
+                  "dev") ==
+        file + ": clusters[prod].cluster.certificate-authority: " + (dir.path / "ca.crt").string() + " cannot be read");
+  CHECK(error_for(clusters + "users:\n- {name: u, user: {tokenFile: /nonexistent/token}}\n" + contexts, "dev") ==
+        file + ": users[u].user.tokenFile: /nonexistent/token cannot be read");
+  CHECK(error_for(clusters + "users:\n- {name: u, user: {client-certificate-data: " + base64("x") + "}}\n" + contexts,
+                  "dev") == file + ": users[u].user.client-key: not set, but client-certificate is");
+  CHECK(error_for("clusters: [\n").rfind(file + ": not valid YAML at line ", 0) == 0);
+  CHECK(error_of([&] { kube::load_kubeconfig(dir.path / "missing"); }) ==
+        (dir.path / "missing").string() + ": cannot be read");
+}
+
+TEST_CASE("in a pod, the connection comes from KUBERNETES_SERVICE_HOST and PORT and the mounted service account") {
+  test::TempDir dir;
+  test::TestCertificates certificates(dir.path);
+  kube::ServiceAccountFiles files{dir.path / "sa/token", dir.path / "sa/ca.crt", dir.path / "sa/namespace"};
+  write_text(files.token, "eyJhbGciOi.first");
+  write_text(files.ca, read_text(certificates.ca));
+  write_text(files.namespace_file, "karta-system");
+  setenv("KUBERNETES_SERVICE_HOST", "10.96.0.1", 1);
+  setenv("KUBERNETES_SERVICE_PORT", "443", 1);
+  kube::KubeConnection connection = kube::in_cluster_connection(files);
+  CHECK(connection.server_url() == "https://10.96.0.1:443");
+  CHECK(connection.token_file == files.token);
+  CHECK(connection.bearer_token() == "eyJhbGciOi.first");
+  CHECK(connection.ca_pem == std::optional<std::string>(read_text(certificates.ca)));
+  CHECK(connection.default_namespace == "karta-system");
+  CHECK(connection.source == "in-cluster service account");
+
+  fs::remove(files.ca);
+  CHECK(error_of([&] { kube::in_cluster_connection(files); }) ==
+        "service account CA " + files.ca.string() + " cannot be read");
+  unsetenv("KUBERNETES_SERVICE_HOST");
+  CHECK(error_of([&] { kube::in_cluster_connection(files); }) ==
+        "not running in a Kubernetes pod: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must be set");
+  unsetenv("KUBERNETES_SERVICE_PORT");
+}
+
+// ---------------------------------------------------------------------------------------------------
+// ApiClient
+
+TEST_CASE("get sends the bearer token and Accept: application/json and returns the JSON answer") {
+  test::TempDir dir;
+  FakeApiServer server(dir.path, {karta_object("a"), karta_object("b")});
+  kube::ApiClient client(server.connection());
+  json list = client.get(std::string(kKartas) + "?limit=500");
+  CHECK(list["kind"] == "KartaList");
+  CHECK(list["metadata"] == json{{"resourceVersion", "100"}});
+  CHECK(names(list["items"].get<std::vector<json>>()) == std::vector<std::string>{"a", "b"});
+  // The second request reuses the connection; both carry the same headers.
+  client.get(std::string(kKartas) + "?limit=1");
+  auto received = server.received();
+  REQUIRE(received.size() == 2);
+  for (const auto& request : received) {
+    CHECK(request.authorization == "Bearer sesame");
+    CHECK(request.accept == "application/json");
+  }
+  CHECK(received[1].target == std::string(kKartas) + "?limit=1");
+}
+
+TEST_CASE("when the server has closed the kept-alive connection, get asks again on a new one") {
+  test::TempDir dir;
+  FakeApiServer server(dir.path, {karta_object("a")}, {.close_after_answer = true});
+  kube::ApiClient client(server.connection());
+  CHECK(client.get(kKartas)["kind"] == "KartaList");
+  REQUIRE(eventually([&] { return server.received().size() == 1; }));
+  CHECK(client.get(kKartas)["kind"] == "KartaList");
+  CHECK(server.received().size() == 2);
+  CHECK(server.connections() == 2);
+}
+
+TEST_CASE("a non-2xx answer throws an ApiError with the HTTP status and the Status's reason and message") {
+  test::TempDir dir;
+  FakeApiServer server(dir.path, {});
+  kube::ApiClient wrong(server.connection("wrong"));
+  try {
+    wrong.get(kKartas);
+    FAIL("no ApiError");
+  } catch (const kube::ApiError& e) {
+    CHECK(e.status() == 401);
+    CHECK(e.reason() == "Unauthorized");
+    CHECK(e.message() == "Unauthorized");
+    CHECK_FALSE(e.cancelled());
+    CHECK(std::string(e.what()) ==
+          "GET https://127.0.0.1:" + std::to_string(server.port()) + kKartas + " answered 401: Unauthorized");
+  }
+  kube::ApiClient client(server.connection());
+  try {
+    client.get("/apis/run.ai/v1alpha1/nothings");
+    FAIL("no ApiError");
+  } catch (const kube::ApiError& e) {
+    CHECK(e.status() == 404);
+    CHECK(e.reason() == "NotFound");
+    CHECK(e.message() == "the server could not find the requested resource");
+  }
+}
+
+TEST_CASE("the server's certificate must carry the name checked: a wrong tls-server-name fails the handshake") {
+  test::TempDir dir;
+  FakeApiServer server(dir.path, {});
+  kube::KubeConnection connection = server.connection();
+  connection.tls_server_name = "kubernetes.default.svc";
+  kube::ApiClient client(connection);
+  try {
+    client.get(kKartas);
+    FAIL("no ApiError");
+  } catch (const kube::ApiError& e) {
+    CHECK(e.status() == 0);
+    CHECK(e.message().rfind("TLS handshake with 127.0.0.1:" + std::to_string(server.port()) + " failed: ", 0) == 0);
+    CHECK(e.message().find("(hostname mismatch, checking \"kubernetes.default.svc\")") != std::string::npos);
+  }
+  // "localhost" is in the certificate's subjectAltNames, as is 127.0.0.1.
+  connection.tls_server_name = "localhost";
+  CHECK(kube::ApiClient(connection).get(kKartas)["kind"] == "KartaList");
+  CHECK(server.received().size() == 1);
+}
+
+TEST_CASE("an in-cluster connection reads its rotated token file again for the next request") {
+  test::TempDir dir;
+  FakeApiServer server(dir.path, {karta_object("a")});
+  kube::ServiceAccountFiles files{dir.path / "sa/token", dir.path / "sa/ca.crt", dir.path / "sa/namespace"};
+  write_text(files.token, "sesame");
+  write_text(files.ca, read_text(server.certificates().ca));
+  setenv("KUBERNETES_SERVICE_HOST", "127.0.0.1", 1);
+  setenv("KUBERNETES_SERVICE_PORT", std::to_string(server.port()).c_str(), 1);
+  kube::KubeConnection connection = kube::in_cluster_connection(files);
+  unsetenv("KUBERNETES_SERVICE_HOST");
+  unsetenv("KUBERNETES_SERVICE_PORT");
+  kube::ApiClient client(connection);
+  client.get(kKartas);
+  write_text(files.token, "rotated");
+  try {
+    client.get(kKartas);
+    FAIL("the rotated token was not sent");
+  } catch (const kube::ApiError& e) {
+    CHECK(e.status() == 401);
+  }
+  auto received = server.received();
+  REQUIRE(received.size() == 2);
+  CHECK(received[0].authorization == "Bearer sesame");
+  CHECK(received[1].authorization == "Bearer rotated");
+}
+
+// ---------------------------------------------------------------------------------------------------
+// ResourceWatcher
+
+TEST_CASE(
+    "the watcher lists in pages, watches from the list's resourceVersion, and delivers an ADDED while the stream is "
+    "open") {
+  WatchedServer w;
+  // Three kartas in pages of two: the second page is asked for with the first's continue token.
+  auto targets = w.server.targets();
+  REQUIRE(targets.size() == 3);
+  CHECK(targets[0] == std::string(kKartas) + "?limit=2");
+  std::string continue_token =
+      raw_url_base64(json{{"v", "meta.k8s.io/v1"}, {"rv", 100}, {"start", std::string("b") + '\0'}}.dump());
+  CHECK(targets[1] == std::string(kKartas) + "?limit=2&continue=" + continue_token);
+  CHECK(targets[2] == watch_query("100"));
+  REQUIRE(w.recorder.snapshot_count() == 1);
+  CHECK(names(w.recorder.snapshot(0)) == std::vector<std::string>{"a", "b", "c"});
+  CHECK(w.recorder.snapshot(0)[0]["metadata"]["resourceVersion"] == "40");
+  CHECK(w.watcher.synced());
+  CHECK(w.watcher.lists() == 1);
+  CHECK(w.watcher.watches() == 1);
+  CHECK(w.watcher.resource_version() == "100");
+
+  w.server.add(karta_object("d", "PyTorchJob"));
+  REQUIRE(eventually([&] { return w.recorder.event_count() == 1; }));
+  // The stream has not ended: the server ends it only at timeoutSeconds (300) or when told.
+  CHECK(w.server.open_watches() == 1);
+  auto [type, object] = w.recorder.event(0);
+  CHECK(type == kube::EventType::Added);
+  CHECK(object["metadata"]["name"] == "d");
+  CHECK(object["metadata"]["resourceVersion"] == "101");
+  CHECK(object["spec"]["structureDefinition"]["rootComponent"]["kind"]["kind"] == "PyTorchJob");
+  CHECK(w.watcher.resource_version() == "101");
+  auto objects = w.watcher.objects();
+  CHECK(objects.size() == 4);
+  CHECK(objects.at("d") == object);
+  CHECK(w.watcher.watches() == 1);
+  CHECK(w.watcher.errors() == 0);
+}
+
+TEST_CASE("MODIFIED replaces the object and DELETED removes it") {
+  WatchedServer w;
+  json modified = karta_object("b", "RayCluster");
+  w.server.modify(modified);
+  w.server.remove("a");
+  REQUIRE(eventually([&] { return w.recorder.event_count() == 2; }));
+  CHECK(w.recorder.event(0).first == kube::EventType::Modified);
+  CHECK(w.recorder.event(1).first == kube::EventType::Deleted);
+  CHECK(w.recorder.event(1).second["metadata"]["name"] == "a");
+  CHECK(w.recorder.event(1).second["metadata"]["resourceVersion"] == "102");
+  auto objects = w.watcher.objects();
+  CHECK(objects.size() == 2);
+  CHECK(objects.count("a") == 0);
+  CHECK(objects.at("b")["spec"]["structureDefinition"]["rootComponent"]["kind"]["kind"] == "RayCluster");
+  CHECK(w.watcher.resource_version() == "102");
+  CHECK(kube::to_string(w.recorder.event(1).first) == std::string("DELETED"));
+}
+
+TEST_CASE("a BOOKMARK moves the resourceVersion, and the next watch starts from it") {
+  WatchedServer w;
+  w.server.bookmark(150);
+  REQUIRE(eventually([&] { return w.watcher.resource_version() == "150"; }));
+  CHECK(w.recorder.event_count() == 0);  // bookmarks are not events of objects
+  w.server.end_watches();
+  REQUIRE(eventually([&] { return w.watcher.watches() == 2 && w.server.open_watches() == 1; }));
+  auto targets = w.server.targets();
+  REQUIRE(targets.size() == 4);
+  CHECK(targets[3] == watch_query("150"));
+  CHECK(w.watcher.lists() == 1);
+  CHECK(w.recorder.snapshot_count() == 1);
+}
+
+TEST_CASE("when the server ends the stream, the watcher watches again from the last resourceVersion it saw") {
+  WatchedServer w;
+  w.server.add(karta_object("d"));
+  w.server.add(karta_object("e"));
+  REQUIRE(eventually([&] { return w.recorder.event_count() == 2; }));
+  w.server.end_watches();
+  REQUIRE(eventually([&] { return w.watcher.watches() == 2 && w.server.open_watches() == 1; }));
+  auto targets = w.server.targets();
+  REQUIRE(targets.size() == 4);
+  CHECK(targets[3] == watch_query("102"));
+  // Writes made while no stream was open are replayed by the server from that resourceVersion.
+  w.server.end_watches();
+  REQUIRE(eventually([&] { return w.watcher.watches() == 3; }));
+  w.server.add(karta_object("f"));
+  REQUIRE(eventually([&] { return w.recorder.event_count() == 3; }));
+  CHECK(w.recorder.event(2).second["metadata"]["name"] == "f");
+  CHECK(w.watcher.lists() == 1);
+  CHECK(w.watcher.errors() == 0);
+  CHECK(w.watcher.objects().size() == 6);
+}
+
+TEST_CASE("an ERROR event with a 410 Expired Status makes the watcher list again and deliver a fresh snapshot") {
+  WatchedServer w;
+  w.server.add(karta_object("d"));
+  REQUIRE(eventually([&] { return w.recorder.event_count() == 1; }));
+  // etcd compacted past the watcher's resourceVersion (101) while its stream was being re-opened.
+  w.server.remove("a");
+  REQUIRE(eventually([&] { return w.recorder.event_count() == 2; }));
+  w.server.compact(200);
+  // The watch from 102 is answered 200 with the ERROR event, and so counts as opened.
+  REQUIRE(eventually([&] { return w.watcher.watches() == 3 && w.server.open_watches() == 1; }));
+  auto targets = w.server.targets();
+  REQUIRE(targets.size() == 7);
+  CHECK(targets[3] == watch_query("102"));  // answered with the ERROR event
+  CHECK(targets[4] == std::string(kKartas) + "?limit=2");
+  CHECK(targets[6] == watch_query("200"));
+  CHECK(names(w.recorder.snapshot(1)) == std::vector<std::string>{"b", "c", "d"});
+  CHECK(w.watcher.relists_after_gone() == 1);
+  CHECK(w.watcher.lists() == 2);
+  CHECK(w.watcher.errors() == 0);
+  CHECK(w.watcher.resource_version() == "200");
+}
+
+TEST_CASE("an HTTP 410 answer to a watch also makes the watcher list again") {
+  test::TempDir dir;
+  FakeApiServer server(dir.path, {karta_object("a")}, {.gone_as_http_status = true});
+  Recorder recorder;
+  kube::ResourceWatcher watcher(server.connection(), kKartas, recorder.callbacks(), test_options());
+  watcher.start();
+  REQUIRE(eventually([&] { return watcher.watches() == 1 && server.open_watches() == 1; }));
+  server.compact(300);
+  REQUIRE(eventually([&] { return watcher.watches() == 2 && server.open_watches() == 1; }));
+  CHECK(server.targets() == std::vector<std::string>{std::string(kKartas) + "?limit=2", watch_query("100"),
+                                                     watch_query("100"), std::string(kKartas) + "?limit=2",
+                                                     watch_query("300")});
+  CHECK(watcher.relists_after_gone() == 1);
+  CHECK(watcher.watches() == 2);  // the 410 opened no stream
+  CHECK(watcher.errors() == 0);
+}
+
+TEST_CASE("500 answers are retried after a backoff that doubles, and then the watcher syncs") {
+  test::TempDir dir;
+  FakeApiServer server(dir.path, {karta_object("a")});
+  server.fail_next(3, 500);
+  Recorder recorder;
+  kube::WatcherOptions options = test_options();
+  options.initial_backoff = 100ms;
+  options.max_backoff = 10s;
+  kube::ResourceWatcher watcher(server.connection(), kKartas, recorder.callbacks(), options);
+  watcher.start();
+  REQUIRE(watcher.wait_until_synced(5s));
+  CHECK(watcher.errors() == 3);
+  CHECK(watcher.lists() == 1);
+  CHECK(watcher.last_error() == "GET https://127.0.0.1:" + std::to_string(server.port()) + kKartas +
+                                    "?limit=2 answered 500: Internal error occurred: etcdserver: leader changed");
+  auto received = server.received();
+  REQUIRE(received.size() >= 4);
+  // Each wait is drawn from the upper half of 100, 200, then 400 ms.
+  CHECK(received[1].at - received[0].at >= 50ms);
+  CHECK(received[2].at - received[1].at >= 100ms);
+  CHECK(received[3].at - received[2].at >= 200ms);
+  for (int i = 0; i < 4; ++i) CHECK(received[i].target == std::string(kKartas) + "?limit=2");
+}
+
+TEST_CASE("a wrong token leaves the watcher unsynced, with the 401 counted and its message kept") {
+  test::TempDir dir;
+  FakeApiServer server(dir.path, {karta_object("a")});
+  Recorder recorder;
+  kube::WatcherOptions options = test_options();
+  options.page_size = 500;
+  kube::ResourceWatcher watcher(server.connection("wrong"), kKartas, recorder.callbacks(), options);
+  watcher.start();
+  REQUIRE(eventually([&] { return watcher.errors() >= 2; }));
+  CHECK_FALSE(watcher.synced());
+  CHECK(watcher.lists() == 0);
+  CHECK(recorder.snapshot_count() == 0);
+  CHECK(watcher.last_error() ==
+        "GET https://127.0.0.1:" + std::to_string(server.port()) + kKartas + "?limit=500 answered 401: Unauthorized");
+  CHECK(server.received()[0].target == std::string(kKartas) + "?limit=500");
+}
+
+TEST_CASE("stop() returns within a second during an open watch, and the server sees the stream closed") {
+  WatchedServer w;
+  auto started = Clock::now();
+  w.watcher.stop();
+  CHECK(Clock::now() - started < 1s);
+  CHECK(eventually([&] { return w.server.open_watches() == 0; }));
+  w.watcher.stop();  // again: nothing to do
+}
+
+TEST_CASE("stop() returns within a second during a backoff wait") {
+  test::TempDir dir;
+  FakeApiServer server(dir.path, {karta_object("a")});
+  server.fail_next(1, 503);
+  Recorder recorder;
+  kube::WatcherOptions options = test_options();
+  options.initial_backoff = 20s;
+  kube::ResourceWatcher watcher(server.connection(), kKartas, recorder.callbacks(), options);
+  watcher.start();
+  REQUIRE(eventually([&] { return watcher.errors() == 1; }));
+  auto started = Clock::now();
+  watcher.stop();
+  CHECK(Clock::now() - started < 1s);
+  CHECK(server.received().size() == 1);
+}
+
+TEST_CASE("LIST items without apiVersion and kind get them from the list, as watch events carry them") {
+  test::TempDir dir;
+  FakeApiServer server(dir.path, {karta_object("a")}, {.list_items_without_type = true});
+  Recorder recorder;
+  kube::ResourceWatcher watcher(server.connection(), kKartas, recorder.callbacks(), test_options());
+  watcher.start();
+  REQUIRE(watcher.wait_until_synced(5s));
+  json expected = karta_object("a");
+  expected["metadata"]["resourceVersion"] = "40";
+  REQUIRE(recorder.snapshot_count() == 1);
+  CHECK(recorder.snapshot(0) == std::vector<json>{expected});
+  CHECK(watcher.objects().at("a") == expected);
+}
+
+TEST_CASE("objects are keyed by name when cluster-scoped and by namespace/name when namespaced") {
+  CHECK(kube::ResourceWatcher::object_key(karta_object("jobset-v1alpha2")) == "jobset-v1alpha2");
+  CHECK(kube::ResourceWatcher::object_key(json::parse(R"({"metadata":{"name":"cm","namespace":"karta-system"}})")) ==
+        "karta-system/cm");
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The webhook on a cluster: definitions arrive over the watch
+
+TEST_CASE("a Karta arriving over a watch stream is used by the webhook, then removed when deleted") {
+  test::TempDir dir;
+  FakeApiServer server{dir.path, {}};
+  test::RunningWebhook running([&](karta::WebhookConfig& config) {
+    config.cluster = server.connection();
+    config.watcher_options = test_options();
+  });
+  test::HttpsClient client(running.port, running.certificates.ca);
+  json trainer = json::parse(R"({"apiVersion":"acme.example.com/v1","kind":"Trainer","metadata":{"name":"t","namespace":"ml"},
+      "spec":{"worker":{"template":{"spec":{"containers":[{"name":"w","image":"i"}]}}}}})");
+  auto mutate = [&] {
+    return json::parse(client.request("POST", "/mutate", test::admission_review(trainer).dump()).body)["response"];
+  };
+  CHECK_FALSE(mutate().contains("patch"));
+
+  json definition = test::yaml(R"(
+apiVersion: run.ai/v1alpha1
+kind: Karta
+metadata: {name: trainer, resourceVersion: "1"}
+spec:
+  structureDefinition:
+    rootComponent:
+      name: trainer
+      kind: {group: acme.example.com, version: v1, kind: Trainer}
+      statusDefinition: {phaseDefinition: {path: .status.phase}}
+    childComponents:
+      - name: worker
+        kind: {group: "", version: v1, kind: Pod}
+        ownerRef: trainer
+        specDefinition: {podTemplateSpecPath: .spec.worker.template}
+)");
+  server.add(definition);
+  REQUIRE(eventually([&] { return mutate().contains("patch"); }));
+  CHECK(test::decoded_patch(json{{"response", mutate()}}) == json::parse(R"([{"op":"add","path":"/spec/worker/template/metadata",
+      "value":{"labels":{"platform.example.com/managed":"true"},"annotations":{"platform.example.com/owner":"platform"}}}])"));
+
+  // A definition that fails validation is not loaded (an `env` in an expression).
+  json hostile = definition;
+  hostile["metadata"]["name"] = "hostile";
+  hostile["spec"]["structureDefinition"]["rootComponent"]["kind"]["kind"] = "Other";
+  hostile["spec"]["structureDefinition"]["childComponents"][0]["specDefinition"]["podTemplateSpecPath"] = "env.HOME";
+  server.add(hostile);
+
+  server.remove("trainer");
+  CHECK(eventually([&] { return !mutate().contains("patch"); }));
+  CHECK(client.request("GET", "/metrics").body.find("karta_reload_errors_total{source=\"cluster\"}") != std::string::npos);
+}
