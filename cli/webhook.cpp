@@ -173,7 +173,12 @@ void Webhook::start_cluster_watch() {
         std::lock_guard lock(cluster_mutex_);
         auto& map = cluster_.*field;
         map.clear();
-        for (auto& object : objects) map[kube::ResourceWatcher::object_key(object)] = std::move(object);
+        for (auto& object : objects) {
+          // The key first: json's operator= takes its argument by value, and C++17 evaluates the right
+          // side of an assignment first, so `map[key(object)] = std::move(object)` reads a moved-from object.
+          std::string key = kube::ResourceWatcher::object_key(object);
+          map[key] = std::move(object);
+        }
       }
       changed();
     };

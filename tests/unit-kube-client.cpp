@@ -1278,7 +1278,7 @@ spec:
         specDefinition: {podTemplateSpecPath: .spec.worker.template}
 )");
   server.add(definition);
-  REQUIRE(eventually([&] { return mutate().contains("patch"); }));
+  REQUIRE(eventually([&] { return mutate().contains("patch"); }, 20s));
   CHECK(test::decoded_patch(json{{"response", mutate()}}) == json::parse(R"([{"op":"add","path":"/spec/worker/template/metadata",
       "value":{"labels":{"platform.example.com/managed":"true"},"annotations":{"platform.example.com/owner":"platform"}}}])"));
 
@@ -1290,6 +1290,6 @@ spec:
   server.add(hostile);
 
   server.remove("trainer");
-  CHECK(eventually([&] { return !mutate().contains("patch"); }));
+  CHECK(eventually([&] { return !mutate().contains("patch"); }, 20s));
   CHECK(client.request("GET", "/metrics").body.find("karta_reload_errors_total{source=\"cluster\"}") != std::string::npos);
 }
