@@ -46,7 +46,8 @@ ReviewDecoding decode_admission_review(std::string_view body) {
   AdmissionReview review;
   try {
     review.document = json::parse(body);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {
+    // parse_error, and out_of_range for a number beyond a double (1e400): both are bad input.
     result.error = std::string("body is not JSON: ") + e.what();
     return result;
   }

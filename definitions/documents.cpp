@@ -99,7 +99,49 @@ bool looks_like_json(std::string_view text) {
   return pos != std::string_view::npos && (text[pos] == '{' || text[pos] == '[');
 }
 
+// yaml-cpp 0.7's LoadAll can loop without consuming input on malformed flow collections (",[  1"),
+// allocating without bound (fixed upstream after 0.7). So documents are split here, at "---" and "..."
+// lines, and each is loaded on its own.
+std::vector<std::string_view> split_yaml_documents(std::string_view text) {
+  std::vector<std::string_view> documents;
+  std::size_t start = 0;
+  std::size_t line = 0;
+  while (line <= text.size()) {
+    std::size_t end = text.find('\n', line);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view content = text.substr(line, end - line);
+    bool marker = (content.starts_with("---") || content.starts_with("...")) &&
+                  (content.size() == 3 || content[3] == ' ' || content[3] == '\t' || content[3] == '\r');
+    if (marker) {
+      documents.push_back(text.substr(start, line - start));
+      // "--- value" starts a document on the marker line itself.
+      start = content.starts_with("---") ? line + 3 : end;
+    }
+    line = end + 1;
+  }
+  documents.push_back(text.substr(start));
+  return documents;
+}
+
 }  // namespace
+
+std::size_t utf8_error_offset(std::string_view text) {
+  std::size_t i = 0;
+  while (i < text.size()) {
+    auto c = static_cast<unsigned char>(text[i]);
+    std::size_t length = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+    if (length == 0 || i + length > text.size()) return i;
+    for (std::size_t k = 1; k < length; ++k) {
+      if ((static_cast<unsigned char>(text[i + k]) & 0xC0) != 0x80) return i;
+    }
+    std::uint32_t code = length == 1 ? c : length == 2 ? c & 0x1F : length == 3 ? c & 0x0F : c & 0x07;
+    for (std::size_t k = 1; k < length; ++k) code = (code << 6) | (static_cast<unsigned char>(text[i + k]) & 0x3F);
+    bool overlong = (length == 2 && code < 0x80) || (length == 3 && code < 0x800) || (length == 4 && code < 0x10000);
+    if (overlong || code > 0x10FFFF || (code >= 0xD800 && code <= 0xDFFF)) return i;
+    i += length;
+  }
+  return std::string_view::npos;
+}
 
 int json_nesting_depth(std::string_view text, int limit) {
   int depth = 0;
@@ -129,6 +171,11 @@ int json_nesting_depth(std::string_view text, int limit) {
 
 std::vector<SourceDocument> parse_documents(std::string_view text, const std::string& source_name) {
   std::vector<SourceDocument> documents;
+  if (auto bad = utf8_error_offset(text); bad != std::string_view::npos) {
+    std::size_t line = 1 + static_cast<std::size_t>(std::count(text.begin(), text.begin() + bad, '\n'));
+    throw InputError(source_name + " line " + std::to_string(line) + ": not valid UTF-8 (byte " +
+                     std::to_string(bad) + ")");
+  }
   if (looks_like_json(text)) {
     // nlohmann's parser is iterative and much faster than yaml-cpp on large JSON.
     if (json_nesting_depth(text, kMaxDepth) > kMaxDepth) {
@@ -151,11 +198,15 @@ std::vector<SourceDocument> parse_documents(std::string_view text, const std::st
     // Not valid JSON: fall through to YAML, which reports the position of the fault.
   }
   std::vector<YAML::Node> nodes;
-  try {
-    nodes = YAML::LoadAll(std::string(text));
-  } catch (const YAML::Exception& e) {
-    throw InputError(source_name + " line " + std::to_string(e.mark.line + 1) + " column " +
-                     std::to_string(e.mark.column + 1) + ": " + e.msg);
+  std::size_t line_offset = 0;
+  for (std::string_view piece : split_yaml_documents(text)) {
+    try {
+      nodes.push_back(YAML::Load(std::string(piece)));
+    } catch (const YAML::Exception& e) {
+      throw InputError(source_name + " line " + std::to_string(line_offset + e.mark.line + 1) + " column " +
+                       std::to_string(e.mark.column + 1) + ": " + e.msg);
+    }
+    line_offset += static_cast<std::size_t>(std::count(piece.begin(), piece.end(), '\n'));
   }
   for (const auto& node : nodes) {
     // Documents are numbered among the non-empty ones, as kubectl lists them.

@@ -207,6 +207,23 @@ JqOutcome JqProgram::run(const JqInput& input, std::size_t max_outputs) const {
     outcome.outputs.push_back(from_jv(result));
     if (jq_halted(state)) break;
   }
+  if (outcome.capped) {
+    // jq 1.6 asserts (path_len == 0) when a state stopped inside path() is reset, and jq_teardown
+    // resets: the run must reach its end. Allowed expressions produce outputs bounded by the input, so
+    // draining ends; a state that still has not after a million outputs is abandoned, not reset.
+    constexpr int kDrainLimit = 1'000'000;
+    bool finished = false;
+    for (int i = 0; i < kDrainLimit && !finished; ++i) {
+      jv rest = jq_next(state);
+      finished = !jv_is_valid(rest);
+      jv_free(rest);
+    }
+    if (!finished) {
+      spdlog::error("abandoning a jq state that produced more than {} outputs", kDrainLimit);
+      pool_->release(compile_state(pool_->text));
+      return outcome;
+    }
+  }
   // Starting the next run resets the state; restart on null now so the input is released promptly.
   jq_start(state, jv_null(), 0);
   pool_->release(state);

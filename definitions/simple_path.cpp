@@ -1,5 +1,7 @@
 #include "definitions/simple_path.h"
 
+#include "definitions/documents.h"
+
 #include <cctype>
 
 namespace karta {
@@ -7,6 +9,8 @@ namespace {
 
 bool is_identifier_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
 bool is_identifier_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+bool is_valid_utf8(std::string_view text) { return utf8_error_offset(text) == std::string_view::npos; }
 
 // A double-quoted string with no escapes other than \" and \\ (anything richer goes to jq).
 std::optional<std::string> read_quoted(std::string_view text, std::size_t& pos) {
@@ -16,6 +20,8 @@ std::optional<std::string> read_quoted(std::string_view text, std::size_t& pos) 
     char c = text[pos];
     if (c == '"') {
       ++pos;
+      // jq turns invalid UTF-8 into U+FFFD; such a name is left to jq rather than imitated.
+      if (!is_valid_utf8(value)) return std::nullopt;
       return value;
     }
     if (c == '\\') {
@@ -49,8 +55,10 @@ const char* kind_of(const json& value) {
 }  // namespace
 
 std::optional<SimplePath> SimplePath::parse(std::string_view text) {
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) text.remove_prefix(1);
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.remove_suffix(1);
+  // jq's own white space only: it refuses \v, \f and \r.
+  auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\n'; };
+  while (!text.empty() && blank(text.front())) text.remove_prefix(1);
+  while (!text.empty() && blank(text.back())) text.remove_suffix(1);
   if (text.empty() || text[0] != '.') return std::nullopt;
   SimplePath path;
   std::size_t pos = 0;

@@ -213,6 +213,12 @@ Policy parse_policy(const json& document, const std::string& source) {
     {
       Section sc(top.get("scheduling"), "scheduling");
       policy.scheduling.scheduler_name = sc.string("schedulerName");
+      if (!policy.scheduling.scheduler_name.empty()) {
+        // A scheduler name is a DNS subdomain, as the API server validates pod.spec.schedulerName.
+        if (auto e = dns_subdomain_error(policy.scheduling.scheduler_name); !e.empty()) {
+          throw InputError("scheduling.schedulerName: \"" + policy.scheduling.scheduler_name + "\" is not a DNS subdomain");
+        }
+      }
       policy.scheduling.force_scheduler_name = sc.boolean("forceSchedulerName", true);
       Section queue(sc.get("queue"), "scheduling.queue");
       policy.scheduling.queue_label = queue.string("label");

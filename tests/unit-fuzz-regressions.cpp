@@ -1,0 +1,67 @@
+// Regressions for what the fuzzers found (fuzz/README.md, reproducers in fuzz/findings/).
+
+#include <doctest/doctest.h>
+
+#include "admission/admission_review.h"
+#include "definitions/jq_program.h"
+#include "definitions/simple_path.h"
+#include "policy/policy.h"
+#include "support/test_support.h"
+
+using karta::json;
+namespace test = karta::test;
+
+TEST_CASE("regression F1: a number beyond a double is a malformed body (400), not an internal error (500)") {
+  auto decoding = karta::decode_admission_review(R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","n":1e400})");
+  CHECK_FALSE(decoding.review.has_value());
+  CHECK(decoding.error.rfind("body is not JSON: ", 0) == 0);
+}
+
+TEST_CASE("regression F2: a jq run stopped at its output cap leaves a state that runs again") {
+  karta::JqProgram program("path(.a[])", 1);
+  karta::JqInput input(json::parse(R"({"a":[1,2,3]})"));
+  auto first = program.run(input, 1);
+  CHECK(first.capped);
+  CHECK(first.outputs == std::vector<json>{json::array({"a", 0})});
+  auto second = program.run(input, 10);
+  CHECK(second.outputs.size() == 3);
+}
+
+TEST_CASE("regression F3 and F4: the native grammar takes only jq's white space and UTF-8 names") {
+  CHECK_FALSE(karta::SimplePath::parse("\v.a").has_value());
+  CHECK_FALSE(karta::SimplePath::parse(".a\r").has_value());
+  CHECK(karta::SimplePath::parse(" .a\n").has_value());
+  CHECK_FALSE(karta::SimplePath::parse(".\"\xff\"").has_value());
+}
+
+TEST_CASE("regression F5: malformed YAML flow collections end at once, not in unbounded allocation") {
+  // yaml-cpp's LoadAll looped on these without consuming input; each document is now loaded on its own.
+  auto bounded = [](const std::function<std::vector<karta::SourceDocument>()>& parse) {
+    try {
+      return parse().size() <= 2;
+    } catch (const karta::InputError&) {
+      return true;
+    }
+  };
+  CHECK(bounded([] { return karta::parse_documents(",[  1", "f5.yaml"); }));
+  for (const char* name : {"F5-yaml-cpp-loadall-5-bytes.yaml", "F5-yaml-cpp-flow-blowup.yaml"}) {
+    CAPTURE(name);
+    CHECK(bounded([&] { return karta::read_documents(test::source_dir() / "fuzz/findings" / name); }));
+  }
+  // Splitting documents ourselves keeps what LoadAll did: markers, a value on the marker line, "...".
+  auto documents = karta::parse_documents("a: 1\n---\nb: 2\n--- {c: 3}\n...\n", "ok.yaml");
+  REQUIRE(documents.size() == 3);
+  CHECK(documents[1].value == json{{"b", 2}});
+  CHECK(documents[2].value == json{{"c", 3}});
+}
+
+TEST_CASE("regression F6 and F7: text that is not UTF-8 is refused where it is read, naming the line") {
+  CHECK_THROWS_WITH_AS(karta::parse_documents("a: 1\nb: \"\xc3\x28\"\n", "bad.yaml"),
+                       "bad.yaml line 2: not valid UTF-8 (byte 9)", karta::InputError);
+  CHECK_THROWS_WITH_AS(karta::parse_policy(test::yaml("scheduling: {schedulerName: Kai_Scheduler}"), "p.yaml"),
+                       "p.yaml: scheduling.schedulerName: \"Kai_Scheduler\" is not a DNS subdomain", karta::InputError);
+  for (const char* name : {"F6-policy-invalid-utf8-500.yaml", "F7-definition-invalid-utf8-type-error.yaml"}) {
+    CAPTURE(name);
+    CHECK_THROWS_AS(karta::read_documents(test::source_dir() / "fuzz/findings" / name), karta::InputError);
+  }
+}
