@@ -78,17 +78,7 @@ int mutate_offline(const CommonOptions& common, const std::string& manifest, std
 
 int validate_offline(const std::string& file, const std::vector<std::string>& crd_directories, std::ostream& out) {
   auto crds = std::make_shared<CrdSchemaSet>();
-  for (const auto& directory : crd_directories) {
-    for (const auto& entry : std::filesystem::directory_iterator(directory)) {
-      auto extension = entry.path().extension();
-      if (extension != ".yaml" && extension != ".yml" && extension != ".json") continue;
-      for (const auto& document : read_documents(entry.path())) {
-        if (document.value.is_object() && document.value.value("kind", json()) == "CustomResourceDefinition") {
-          crds->add_crd(document.value);
-        }
-      }
-    }
-  }
+  for (const auto& directory : crd_directories) crds->add_directory(directory);
   CrdLookup lookup = [&](const GroupVersionKind& kind) { return crds->find(kind); };
   std::size_t definitions = 0, faulty = 0;
   for (const auto& document : read_documents(file)) {

@@ -45,20 +45,7 @@ std::shared_ptr<AdmissionState> AdmissionStateLoader::load(const ClusterSources&
       spdlog::warn("CustomResourceDefinition {} not usable for checking definitions: {}", name, e.what());
     }
   }
-  for (const auto& directory : crd_directories_) {
-    // Every CustomResourceDefinition document of the directory; later directories win, as for definitions.
-    std::vector<std::filesystem::path> files;
-    for (const auto& file : std::filesystem::directory_iterator(directory)) files.push_back(file.path());
-    std::sort(files.begin(), files.end());
-    for (const auto& file : files) {
-      if (!is_definition_file(file)) continue;
-      for (const auto& document : read_documents(file)) {
-        if (document.value.is_object() && document.value.value("kind", json()) == "CustomResourceDefinition") {
-          crds->add_crd(document.value);
-        }
-      }
-    }
-  }
+  for (const auto& directory : crd_directories_) crds->add_directory(directory);
   state->crds = std::move(crds);
 
   // The cluster's Karta objects override the built-in catalog and the directories, kind by kind. Each

@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -141,6 +142,9 @@ bool is_definition_object(const json& document);
 // Reads a Karta or ResourceInterface object strictly: an unknown field, a missing required field or a
 // value of the wrong type is a fault naming the field. Every fault is reported, not only the first.
 DefinitionParse parse_karta_definition(const json& document, const std::string& source);
+
+// Levenshtein distance, for did-you-mean suggestions in messages.
+std::size_t edit_distance(std::string_view a, std::string_view b);
 
 // Every jq expression of a definition, with the field it sits in.
 std::vector<JqField> jq_fields(const KartaDefinition& definition);

@@ -170,16 +170,21 @@ PatchChange JsonPatchBuilder::set_member(const json::json_pointer& map, const st
     return change;
   }
   // Missing from tokens[missing_from] on: one add creates the first missing map with everything below.
-  json created = json::object({{key, value}});
-  for (std::size_t i = tokens.size(); i-- > place.missing_from + 1;) created = json::object({{tokens[i], std::move(created)}});
-  add_operation(tokens, place.missing_from + 1, std::move(created));
+  add_created(tokens, place.missing_from, json::object({{key, value}}));
+  return PatchChange::Added;
+}
+
+void JsonPatchBuilder::add_created(const std::vector<std::string>& tokens, std::size_t missing_from, json leaf) {
+  json created = std::move(leaf);
+  for (std::size_t i = tokens.size() - 1; i > missing_from; --i) created = json::object({{tokens[i], std::move(created)}});
+  add_operation(tokens, missing_from + 1, std::move(created));
+  // Remember every container the add creates, so later changes beneath it fold into this one add.
   json* node = &operations_.back().value;
-  created_[pointer_string(tokens, place.missing_from + 1)] = node;
-  for (std::size_t i = place.missing_from + 1; i < tokens.size(); ++i) {
+  created_[pointer_string(tokens, missing_from + 1)] = node;
+  for (std::size_t i = missing_from + 1; i < tokens.size(); ++i) {
     node = &(*node)[tokens[i]];
     created_[pointer_string(tokens, i + 1)] = node;
   }
-  return PatchChange::Added;
 }
 
 PatchChange JsonPatchBuilder::append_unique(const json::json_pointer& array, const json& value) {
@@ -208,17 +213,7 @@ PatchChange JsonPatchBuilder::append_unique(const json::json_pointer& array, con
     add_operation(tokens, tokens.size(), value);
     return PatchChange::Added;
   }
-  json created = json::array({value});
-  for (std::size_t i = tokens.size() - 1; i > place.missing_from; --i) {
-    created = json::object({{tokens[i], std::move(created)}});
-  }
-  add_operation(tokens, place.missing_from + 1, std::move(created));
-  json* node = &operations_.back().value;
-  created_[pointer_string(tokens, place.missing_from + 1)] = node;
-  for (std::size_t i = place.missing_from + 1; i < tokens.size(); ++i) {
-    node = &(*node)[tokens[i]];
-    created_[pointer_string(tokens, i + 1)] = node;
-  }
+  add_created(tokens, place.missing_from, json::array({value}));
   return PatchChange::Added;
 }
 

@@ -54,6 +54,8 @@ class JsonPatchBuilder {
   };
   Place find_container(const std::vector<std::string>& tokens, bool leaf_is_array);
   void add_operation(const std::vector<std::string>& tokens, std::size_t length, json value);
+  // One add creating tokens[missing_from..] with `leaf` at the end (a map holding the key, or a list).
+  void add_created(const std::vector<std::string>& tokens, std::size_t missing_from, json leaf);
   PatchChange blocked(std::string reason);
 
   const json& original_;

@@ -65,6 +65,12 @@ const CrdSchema* CrdSchemaSet::find(const GroupVersionKind& kind) const {
 }
 
 CrdSchemaSet CrdSchemaSet::load_directory(const std::filesystem::path& directory) {
+  CrdSchemaSet set;
+  set.add_directory(directory);
+  return set;
+}
+
+void CrdSchemaSet::add_directory(const std::filesystem::path& directory) {
   std::error_code error;
   std::vector<std::filesystem::path> files;
   for (std::filesystem::directory_iterator it(directory, error), end; !error && it != end; it.increment(error)) {
@@ -74,7 +80,6 @@ CrdSchemaSet CrdSchemaSet::load_directory(const std::filesystem::path& directory
   }
   if (error) throw InputError(directory.string() + ": " + error.message());
   std::sort(files.begin(), files.end());
-  CrdSchemaSet set;
   for (const auto& file : files) {
     for (const SourceDocument& document : read_documents(file)) {
       const json& value = document.value;
@@ -82,13 +87,12 @@ CrdSchemaSet CrdSchemaSet::load_directory(const std::filesystem::path& directory
       const json api_version = value.value("apiVersion", json());
       if (!api_version.is_string() || api_version.get<std::string>().rfind("apiextensions.k8s.io/", 0) != 0) continue;
       try {
-        set.add_crd(value);
+        add_crd(value);
       } catch (const InputError& e) {
         throw InputError(document.source + ": " + e.what());
       }
     }
   }
-  return set;
 }
 
 namespace {
@@ -246,21 +250,6 @@ const json& object_meta_schema() {
 const json& string_schema() {
   static const json schema = json{{"type", "string"}};
   return schema;
-}
-
-std::size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      std::size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
 }
 
 // ---------------------------------------------------------------------------------------------------

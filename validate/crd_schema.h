@@ -68,6 +68,8 @@ class CrdSchemaSet {
   // `directory` (files in name order; other documents are ignored). Throws InputError when the directory
   // cannot be read or a file does not parse.
   static CrdSchemaSet load_directory(const std::filesystem::path& directory);
+  // The same, added to this set (a later directory's CRD replaces an earlier one's).
+  void add_directory(const std::filesystem::path& directory);
 
  private:
   std::map<GroupVersionKind, CrdSchema> schemas_;
