@@ -63,9 +63,6 @@ void structure_rules(const KartaDefinition& d, DefinitionReport& report) {
       report.faults.push_back(field + ".podSelector: is required with instanceIdPath (how the pods of an instance "
                                       "are selected)");
     }
-    if (has_selector && !c->instance_id && c->spec) {
-      // A single-instance component may select its pods without ids; nothing to pair.
-    }
   }
   if (d.gang) {
     for (std::size_t g = 0; g < d.gang->pod_groups.size(); ++g) {
