@@ -6,29 +6,31 @@ namespace karta {
 namespace {
 
 // Reads an optional string member; a present non-string is an error naming the field.
-bool read_string(const json& object, const char* key, const std::string& where, std::string& out, std::string& error,
+bool read_string(JsonElement object, const char* key, const std::string& where, std::string& out, std::string& error,
                  bool required = false) {
-  auto it = object.find(key);
-  if (it == object.end() || it->is_null()) {
+  auto value = member(object, key);
+  if (!value || value->is_null()) {
     if (required) error = where + "." + key + ": is required";
     return !required;
   }
-  if (!it->is_string()) {
-    error = where + "." + key + ": must be a string, not " + it->type_name();
+  auto text = string_of(*value);
+  if (!text) {
+    error = where + "." + key + ": must be a string, not " + type_name(*value);
     return false;
   }
-  out = it->get<std::string>();
+  out = std::string(*text);
   return true;
 }
 
-const json* read_object(const json& object, const char* key, const std::string& where, std::string& error) {
-  auto it = object.find(key);
-  if (it == object.end() || it->is_null()) return nullptr;
-  if (!it->is_object()) {
-    error = where + "." + key + ": must be an object, not " + it->type_name();
-    return nullptr;
+std::optional<JsonElement> read_object(JsonElement object, const char* key, const std::string& where,
+                                       std::string& error) {
+  auto value = member(object, key);
+  if (!value || value->is_null()) return std::nullopt;
+  if (!value->is_object()) {
+    error = where + "." + key + ": must be an object, not " + type_name(*value);
+    return std::nullopt;
   }
-  return &*it;
+  return value;
 }
 
 }  // namespace
@@ -39,22 +41,18 @@ ReviewDecoding decode_admission_review(std::string_view body) {
     result.error = "empty body: expected an admission.k8s.io/v1 AdmissionReview";
     return result;
   }
-  if (json_nesting_depth(body, kMaxReviewDepth) > kMaxReviewDepth) {
-    result.error = "body nested deeper than " + std::to_string(kMaxReviewDepth) + " levels";
-    return result;
-  }
   AdmissionReview review;
+  AdmissionRequest& r = review.request;
   try {
-    review.document = json::parse(body);
-  } catch (const json::exception& e) {
-    // parse_error, and out_of_range for a number beyond a double (1e400): both are bad input.
-    result.error = std::string("body is not JSON: ") + e.what();
+    r.document = std::make_shared<const JsonDocument>(JsonDocument::parse(body, kMaxReviewDepth));
+  } catch (const JsonParseError& e) {
+    result.error = std::string(e.too_deep() ? "body " : "body is not JSON: ") + e.what();
     return result;
   }
-  const json& document = review.document;
+  JsonElement document = r.document->root();
   std::string& error = result.error;
   if (!document.is_object()) {
-    error = std::string("body must be a JSON object (an AdmissionReview), not ") + document.type_name();
+    error = std::string("body must be a JSON object (an AdmissionReview), not ") + type_name(document);
     return result;
   }
   std::string api_version, kind;
@@ -67,21 +65,20 @@ ReviewDecoding decode_admission_review(std::string_view body) {
     error = "expected apiVersion admission.k8s.io/v1 and kind AdmissionReview, got " + api_version + " " + kind;
     return result;
   }
-  const json* request = read_object(document, "request", "", error);
-  if (request == nullptr) {
+  auto request = read_object(document, "request", "", error);
+  if (!request) {
     if (error.empty()) error = "request: is required";
     else error = error.substr(1);
     return result;
   }
-  AdmissionRequest& r = review.request;
   r.review_api_version = api_version;
   if (!read_string(*request, "uid", "request", r.uid, error, true)) return result;
   if (r.uid.empty()) {
     error = "request.uid: must not be empty";
     return result;
   }
-  const json* gvk = read_object(*request, "kind", "request", error);
-  if (gvk == nullptr) {
+  auto gvk = read_object(*request, "kind", "request", error);
+  if (!gvk) {
     if (error.empty()) error = "request.kind: is required";
     return result;
   }
@@ -90,7 +87,7 @@ ReviewDecoding decode_admission_review(std::string_view body) {
       !read_string(*gvk, "kind", "request.kind", r.kind.kind, error, true)) {
     return result;
   }
-  if (const json* resource = read_object(*request, "resource", "request", error)) {
+  if (auto resource = read_object(*request, "resource", "request", error)) {
     if (!read_string(*resource, "resource", "request.resource", r.resource, error)) return result;
   } else if (!error.empty()) {
     return result;
@@ -106,14 +103,14 @@ ReviewDecoding decode_admission_review(std::string_view body) {
     error = "request.operation: \"" + r.operation + "\" is not CREATE, UPDATE, DELETE or CONNECT";
     return result;
   }
-  if (auto it = request->find("dryRun"); it != request->end() && !it->is_null()) {
-    if (!it->is_boolean()) {
-      error = std::string("request.dryRun: must be a boolean, not ") + it->type_name();
+  if (auto dry_run = member(*request, "dryRun"); dry_run && !dry_run->is_null()) {
+    if (!dry_run->is_bool()) {
+      error = std::string("request.dryRun: must be a boolean, not ") + type_name(*dry_run);
       return result;
     }
-    r.dry_run = it->get<bool>();
+    r.dry_run = dry_run->get_bool().value_unsafe();
   }
-  if (const json* user = read_object(*request, "userInfo", "request", error)) {
+  if (auto user = read_object(*request, "userInfo", "request", error)) {
     if (!read_string(*user, "username", "request.userInfo", r.username, error)) return result;
   } else if (!error.empty()) {
     return result;
@@ -213,7 +210,8 @@ AdmissionRequest request_for_object(const json& object, const std::string& opera
   request.uid = "offline";
   request.review_api_version = "admission.k8s.io/v1";
   request.operation = operation;
-  request.object = &object;
+  request.document = std::make_shared<const JsonDocument>(JsonDocument::from(object));
+  if (!object.is_null()) request.object = request.document->root();
   if (object.is_object()) {
     auto text = [&](const json& from, const char* key) {
       auto it = from.find(key);

@@ -3,6 +3,7 @@
 // The admission.k8s.io/v1 AdmissionReview protocol: bytes to a request, a decision to bytes. This is the
 // one place that builds response JSON.
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -11,13 +12,14 @@
 #include <nlohmann/json.hpp>
 
 #include "definitions/documents.h"
+#include "definitions/json_document.h"
 #include "definitions/karta_definition.h"
 
 namespace karta {
 
 using json = nlohmann::json;
 
-// Bodies nested deeper than this are refused before parsing: no Kubernetes object comes close, and
+// Bodies nested deeper than this are refused by the parser: no Kubernetes object comes close, and
 // recursive code later must not meet a 200,000-deep array.
 constexpr int kMaxReviewDepth = 1000;
 
@@ -32,13 +34,13 @@ struct AdmissionRequest {
   std::string name;
   bool dry_run = false;
   std::string username;
-  const json* object = nullptr;      // null when absent or JSON null (DELETE)
-  const json* old_object = nullptr;  // likewise
+  std::optional<JsonElement> object;      // nullopt when absent or JSON null (DELETE)
+  std::optional<JsonElement> old_object;  // likewise
+  std::shared_ptr<const JsonDocument> document;  // what object and old_object point into
 };
 
-// A decoded review: the parsed document and a view of its request, which points into it.
+// A decoded review: its request, which owns the parsed document.
 struct AdmissionReview {
-  json document;
   AdmissionRequest request;
 };
 
@@ -81,7 +83,7 @@ std::string base64_encode(std::string_view bytes);
 namespace karta {
 
 // The request the API server would send for creating `object` (offline commands use it so they take
-// the same code path as the server). Points into `object`.
+// the same code path as the server). Holds its own read-only copy of `object`.
 AdmissionRequest request_for_object(const json& object, const std::string& operation = "CREATE");
 
 }  // namespace karta

@@ -28,11 +28,12 @@ bool json_content_type(const std::string& content_type) {
 
 std::string object_name(const AdmissionRequest& r) {
   std::string name = r.name;
-  if (name.empty() && r.object != nullptr) {
-    const json& metadata = r.object->value("metadata", json::object());
-    if (metadata.is_object()) {
-      if (auto it = metadata.find("name"); it != metadata.end() && it->is_string()) name = it->get<std::string>();
-      else if (auto g = metadata.find("generateName"); g != metadata.end() && g->is_string()) name = g->get<std::string>() + "*";
+  if (name.empty() && r.object) {
+    if (auto metadata = member(*r.object, "metadata")) {
+      auto given = member(*metadata, "name");
+      auto generated = member(*metadata, "generateName");
+      if (auto text = given ? string_of(*given) : std::nullopt) name = std::string(*text);
+      else if (auto prefix = generated ? string_of(*generated) : std::nullopt) name = std::string(*prefix) + "*";
     }
   }
   return r.namespace_name.empty() ? name : r.namespace_name + "/" + name;
@@ -60,7 +61,7 @@ std::optional<GroupVersionKind> defined_kind(const json& karta) {
 
 // KAI Scheduler's pod-grouper looks definitions up by these labels.
 AdmissionResult stamp_karta_labels(const AdmissionRequest& request) {
-  auto kind = defined_kind(*request.object);
+  auto kind = defined_kind(to_json(*request.object));
   if (!kind) return {AdmissionDecision::allow(), {}, "skipped:no-root-kind"};
   JsonPatchBuilder patch(*request.object);
   AdmissionResult result;
@@ -84,8 +85,9 @@ AdmissionResult validate_karta(const AdmissionRequest& request, const AdmissionS
   CrdLookup lookup = [&](const GroupVersionKind& kind) -> const CrdSchema* {
     return state.crds ? state.crds->find(kind) : nullptr;
   };
-  DefinitionReport report = validate_definition(*request.object, lookup);
-  if (auto kind = defined_kind(*request.object)) {
+  const json karta = to_json(*request.object);
+  DefinitionReport report = validate_definition(karta, lookup);
+  if (auto kind = defined_kind(karta)) {
     auto existing = state.cluster_kartas.find(gvk_key(*kind));
     if (existing != state.cluster_kartas.end() && existing->second != request.name) {
       report.faults.push_back("spec.structureDefinition.rootComponent.kind: " + kind->to_string() +
@@ -121,7 +123,7 @@ AdmissionResult AdmissionService::mutate(const AdmissionRequest& request, const 
   }
   if (!request.sub_resource.empty()) return {AdmissionDecision::allow(), {}, "skipped:subresource"};
   if (request.dry_run) return {AdmissionDecision::allow(), {}, "skipped:dry-run"};
-  if (request.object == nullptr) return {AdmissionDecision::allow(), {}, "skipped:no-object"};
+  if (!request.object) return {AdmissionDecision::allow(), {}, "skipped:no-object"};
   if (is_definition_kind(request.kind)) return stamp_karta_labels(request);
   const CompiledDefinition* definition = state.catalog.find(request.kind);
   if (definition == nullptr) return {AdmissionDecision::allow(), {}, "skipped:no-definition"};
@@ -139,7 +141,7 @@ AdmissionResult AdmissionService::validate(const AdmissionRequest& request, cons
     return {AdmissionDecision::allow(), {}, "skipped:operation"};
   }
   if (!request.sub_resource.empty()) return {AdmissionDecision::allow(), {}, "skipped:subresource"};
-  if (request.object == nullptr) return {AdmissionDecision::allow(), {}, "skipped:no-object"};
+  if (!request.object) return {AdmissionDecision::allow(), {}, "skipped:no-object"};
   if (is_definition_kind(request.kind)) return validate_karta(request, state);
   const CompiledDefinition* definition = state.catalog.find(request.kind);
   if (definition == nullptr) return {AdmissionDecision::allow(), {}, "skipped:no-definition"};

@@ -45,7 +45,8 @@ std::string plural(std::int64_t n, const char* one, const char* many) {
 }  // namespace
 
 json inspect_workload(const json& object, const CompiledDefinition& definition, const std::vector<std::string>& gpu_names) {
-  DefinitionEvaluation evaluation(definition, object);
+  JsonDocument document = JsonDocument::from(object);
+  DefinitionEvaluation evaluation(definition, document.root());
   WorkloadAnalysis analysis = analyze_workload(evaluation, gpu_names);
   const auto& kind = definition.root_kind();
   json report = {{"apiVersion", kind.api_version()}, {"kind", kind.kind}, {"namespace", text_at(object, "namespace")},

@@ -131,7 +131,7 @@ std::shared_ptr<const CompiledDefinition> CompiledDefinition::compile(KartaDefin
   return compiled;
 }
 
-DefinitionEvaluation::DefinitionEvaluation(const CompiledDefinition& definition, const json& object)
+DefinitionEvaluation::DefinitionEvaluation(const CompiledDefinition& definition, JsonElement object)
     : definition_(definition), object_(object), outcomes_(definition.expressions().size()) {}
 
 DefinitionEvaluation::~DefinitionEvaluation() = default;
@@ -149,7 +149,7 @@ const ExpressionOutcome& DefinitionEvaluation::outcome(ExpressionId id) {
       if (e.mode == ExpressionMode::Path) {
         outcome.pointers.push_back(std::move(match.pointer));
       } else {
-        outcome.values.push_back(match.value != nullptr ? *match.value : json(nullptr));
+        outcome.values.push_back(match.value ? to_json(*match.value) : json(nullptr));
       }
     }
     slot = std::move(outcome);
@@ -197,28 +197,6 @@ void DefinitionEvaluation::run_bundle(ExpressionGroup group) {
     }
     outcomes_[id] = std::move(outcome);
   }
-}
-
-const json* find_at(const json& document, const json::json_pointer& pointer) {
-  const json* node = &document;
-  // json_pointer exposes its tokens only through parent_pointer/back; walk a copy of the token list.
-  std::vector<std::string> tokens;
-  for (json::json_pointer p = pointer; !p.empty(); p = p.parent_pointer()) tokens.push_back(p.back());
-  for (auto it = tokens.rbegin(); it != tokens.rend(); ++it) {
-    if (node->is_object()) {
-      auto found = node->find(*it);
-      if (found == node->end()) return nullptr;
-      node = &*found;
-    } else if (node->is_array()) {
-      std::size_t index = 0;
-      auto [end, ec] = std::from_chars(it->data(), it->data() + it->size(), index);
-      if (ec != std::errc() || end != it->data() + it->size() || index >= node->size()) return nullptr;
-      node = &(*node)[index];
-    } else {
-      return nullptr;
-    }
-  }
-  return node;
 }
 
 }  // namespace karta

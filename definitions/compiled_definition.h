@@ -103,23 +103,20 @@ class CompiledDefinition {
 // the thread handling the object.
 class DefinitionEvaluation {
  public:
-  DefinitionEvaluation(const CompiledDefinition& definition, const json& object);
+  DefinitionEvaluation(const CompiledDefinition& definition, JsonElement object);
   ~DefinitionEvaluation();
 
   const ExpressionOutcome& outcome(ExpressionId id);
-  const json& object() const { return object_; }
+  JsonElement object() const { return object_; }
   const CompiledDefinition& definition() const { return definition_; }
 
  private:
   void run_bundle(ExpressionGroup group);
 
   const CompiledDefinition& definition_;
-  const json& object_;
+  JsonElement object_;
   std::vector<std::optional<ExpressionOutcome>> outcomes_;
   std::unique_ptr<JqInput> jq_input_;
 };
-
-// The value at `pointer`, or nullptr when the pointer leads nowhere in `document` (never throws).
-const json* find_at(const json& document, const json::json_pointer& pointer);
 
 }  // namespace karta

@@ -52,6 +52,40 @@ jv to_jv(const json& value) {
   return jv_null();
 }
 
+jv to_jv(JsonElement value) {
+  using simdjson::dom::element_type;
+  switch (value.type()) {
+    case element_type::NULL_VALUE:
+      return jv_null();
+    case element_type::BOOL:
+      return jv_bool(value.get_bool().value_unsafe());
+    case element_type::INT64:
+      return jv_number(static_cast<double>(value.get_int64().value_unsafe()));
+    case element_type::UINT64:
+      return jv_number(static_cast<double>(value.get_uint64().value_unsafe()));
+    case element_type::DOUBLE:
+      return jv_number(value.get_double().value_unsafe());
+    case element_type::STRING: {
+      std::string_view s = value.get_string().value_unsafe();
+      return jv_string_sized(s.data(), static_cast<int>(s.size()));
+    }
+    case element_type::ARRAY: {
+      auto items = array_of(value);
+      jv array = jv_array_sized(static_cast<int>(items.size()));
+      for (auto item : items) array = jv_array_append(array, to_jv(item));
+      return array;
+    }
+    case element_type::OBJECT: {
+      jv object = jv_object();
+      for (const auto& [key, item] : sorted_members(value)) {
+        object = jv_object_set(object, jv_string_sized(key.data(), static_cast<int>(key.size())), to_jv(item));
+      }
+      return object;
+    }
+  }
+  return jv_null();
+}
+
 // Consumes `value`.
 json from_jv(jv value) {
   json result;
@@ -130,6 +164,7 @@ jq_state* compile_state(const std::string& text) {
 }  // namespace
 
 JqInput::JqInput(const json& value) : value_(std::make_unique<Value>(Value{to_jv(value)})) {}
+JqInput::JqInput(JsonElement value) : value_(std::make_unique<Value>(Value{to_jv(value)})) {}
 JqInput::~JqInput() { jv_free(value_->value); }
 
 struct JqProgram::StatePool {

@@ -12,9 +12,9 @@
 
 #include <nlohmann/json.hpp>
 
-namespace karta {
+#include "definitions/json_document.h"
 
-using json = nlohmann::json;
+namespace karta {
 
 class JqCompileError : public std::runtime_error {
  public:
@@ -26,6 +26,8 @@ class JqCompileError : public std::runtime_error {
 class JqInput {
  public:
   explicit JqInput(const json& value);
+  // Objects' members go to jq in key order either way, so both give jq the same input.
+  explicit JqInput(JsonElement value);
   ~JqInput();
   JqInput(const JqInput&) = delete;
   JqInput& operator=(const JqInput&) = delete;

@@ -7,17 +7,17 @@
 namespace karta {
 namespace {
 
-bool present(const json* value) { return value != nullptr && !value->is_null(); }
+bool present(const std::optional<JsonElement>& value) { return value && !value->is_null(); }
 
-bool is_object_at(const json& object, const json::json_pointer& pointer) {
-  const json* value = find_at(object, pointer);
-  return value != nullptr && value->is_object();
+bool is_object_at(JsonElement object, const json::json_pointer& pointer) {
+  auto value = find_at(object, pointer);
+  return value && value->is_object();
 }
 
 // `pointer` names an object, or a place an object can be added (its parent is an object).
-bool object_or_addable(const json& object, const json::json_pointer& pointer) {
-  const json* value = find_at(object, pointer);
-  if (value != nullptr && !value->is_null()) return value->is_object();
+bool object_or_addable(JsonElement object, const json::json_pointer& pointer) {
+  auto value = find_at(object, pointer);
+  if (present(value)) return value->is_object();
   return pointer.empty() || is_object_at(object, pointer.parent_pointer());
 }
 
@@ -94,7 +94,7 @@ std::string instance_name(const json& id) {
 WorkloadLayout locate_pod_templates(DefinitionEvaluation& evaluation) {
   WorkloadLayout layout;
   Locator locator(evaluation);
-  const json& object = evaluation.object();
+  JsonElement object = evaluation.object();
   std::set<std::string> seen;  // two components naming the same template patch it once
 
   for (const ComponentPlan& plan : evaluation.definition().components()) {
@@ -152,7 +152,7 @@ WorkloadLayout locate_pod_templates(DefinitionEvaluation& evaluation) {
       }
       for (std::size_t i = 0; locations != nullptr && i < locations->size(); ++i) {
         const json::json_pointer& pointer = (*locations)[i];
-        const json* value = find_at(object, pointer);
+        auto value = find_at(object, pointer);
         if (!present(value)) {  // never create a template the user did not write
           instances.emplace_back();
           continue;
@@ -161,7 +161,7 @@ WorkloadLayout locate_pod_templates(DefinitionEvaluation& evaluation) {
         t.kind = plan.spec_kind;
         t.location = pointer;
         if (!value->is_object()) {
-          layout.notes.push_back(component + ": " + pointer.to_string() + " is " + (value->is_array() ? "an array" : std::string("a ") + value->type_name()) +
+          layout.notes.push_back(component + ": " + pointer.to_string() + " is " + (value->is_array() ? "an array" : std::string("a ") + type_name(*value)) +
                                  ", not an object; skipped");
           instances.emplace_back();
           continue;
@@ -184,8 +184,8 @@ WorkloadLayout locate_pod_templates(DefinitionEvaluation& evaluation) {
     for (ExpressionId extra : plan.additional_containers) {
       const auto* places = locator.pointers(extra);
       for (std::size_t i = 0; places != nullptr && i < places->size() && i < instances.size(); ++i) {
-        const json* container = find_at(object, (*places)[i]);
-        if (container != nullptr && container->is_object()) instances[i].additional_containers.push_back((*places)[i]);
+        auto container = find_at(object, (*places)[i]);
+        if (container && container->is_object()) instances[i].additional_containers.push_back((*places)[i]);
       }
     }
 

@@ -8,11 +8,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "definitions/json_document.h"
+
 namespace karta {
 
-using json = nlohmann::json;
-
 // A Kubernetes quantity ("4", "500m", "16Gi", "1e3", or a JSON number) as a number; nullopt if malformed.
+std::optional<double> parse_quantity(JsonElement quantity);
 std::optional<double> parse_quantity(const json& quantity);
 
 struct PodRequests {
@@ -23,11 +24,15 @@ struct PodRequests {
 
 // One container's requests: per resource the larger of its limit and its request (a limit alone
 // implies an equal request). `gpu_names` are the resource names that count as GPUs.
-PodRequests container_requests(const json& resources, const std::vector<std::string>& gpu_names);
+PodRequests container_requests(JsonElement resources, const std::vector<std::string>& gpu_names);
 
 // A pod's effective requests: the sum over containers, against the largest init container (init
 // containers run one at a time); restartable (sidecar) init containers run alongside and are added.
+PodRequests pod_requests(JsonElement pod_spec, const std::vector<std::string>& gpu_names);
 PodRequests pod_requests(const json& pod_spec, const std::vector<std::string>& gpu_names);
+// The same for a pod given as its lists of containers and init containers (either may be absent).
+PodRequests pod_requests(std::optional<JsonElement> containers, std::optional<JsonElement> init_containers,
+                         const std::vector<std::string>& gpu_names);
 
 // The GPU names a ResourceRequirements-like map reached by a definition's resourcesPath may also use:
 // Dynamo spells a GPU as plain "gpu".

@@ -35,23 +35,6 @@ std::optional<std::string> read_quoted(std::string_view text, std::size_t& pos) 
   return std::nullopt;
 }
 
-const char* kind_of(const json& value) {
-  switch (value.type()) {
-    case json::value_t::object:
-      return "object";
-    case json::value_t::array:
-      return "array";
-    case json::value_t::string:
-      return "string";
-    case json::value_t::boolean:
-      return "boolean";
-    case json::value_t::null:
-      return "null";
-    default:
-      return "number";
-  }
-}
-
 }  // namespace
 
 std::optional<SimplePath> SimplePath::parse(std::string_view text) {
@@ -112,15 +95,15 @@ std::optional<SimplePath> SimplePath::parse(std::string_view text) {
   return path;
 }
 
-SimplePath::Result SimplePath::evaluate(const json& document, std::size_t max_outputs) const {
+SimplePath::Result SimplePath::evaluate(JsonElement document, std::size_t max_outputs) const {
   Result result;
   // Depth-first over the steps, in jq's output order; a frame is a place reached after `step` steps.
   struct Frame {
     json::json_pointer pointer;
-    const json* value;
+    std::optional<JsonElement> value;
     std::size_t step;
   };
-  std::vector<Frame> stack{{json::json_pointer(), &document, 0}};
+  std::vector<Frame> stack{{json::json_pointer(), document, 0}};
   while (!stack.empty()) {
     Frame frame = std::move(stack.back());
     stack.pop_back();
@@ -132,43 +115,43 @@ SimplePath::Result SimplePath::evaluate(const json& document, std::size_t max_ou
       result.matches.push_back({std::move(frame.pointer), frame.value});
       continue;
     }
-    const json* value = frame.value;
+    const std::optional<JsonElement>& value = frame.value;
+    const bool null = !value || value->is_null();
     const Step& step = steps_[frame.step];
     if (const auto* field = std::get_if<Field>(&step)) {
-      const json* next = nullptr;
-      if (value != nullptr && value->is_object()) {
-        auto it = value->find(field->name);
-        if (it != value->end()) next = &*it;
-      } else if (value != nullptr && !value->is_null()) {
-        result.error = std::string("Cannot index ") + kind_of(*value) + " with string \"" + field->name + "\"";
+      std::optional<JsonElement> next;
+      if (!null && value->is_object()) {
+        next = member(*value, field->name);
+      } else if (!null) {
+        result.error = std::string("Cannot index ") + type_name(*value) + " with string \"" + field->name + "\"";
         return result;
       }
       stack.push_back({frame.pointer / field->name, next, frame.step + 1});
     } else if (const auto* index = std::get_if<Index>(&step)) {
-      const json* next = nullptr;
-      if (value != nullptr && value->is_array()) {
-        if (index->index < value->size()) next = &(*value)[index->index];
-      } else if (value != nullptr && !value->is_null()) {
-        result.error = std::string("Cannot index ") + kind_of(*value) + " with number";
+      std::optional<JsonElement> next;
+      if (!null && value->is_array()) {
+        auto item = array_of(*value).at(index->index);
+        if (!item.error()) next = item.value_unsafe();
+      } else if (!null) {
+        result.error = std::string("Cannot index ") + type_name(*value) + " with number";
         return result;
       }
       stack.push_back({frame.pointer / index->index, next, frame.step + 1});
     } else {
-      if (value == nullptr || !(value->is_array() || value->is_object())) {
-        result.error = value == nullptr ? std::string("Cannot iterate over null (null)")
-                                        : std::string("Cannot iterate over ") + kind_of(*value);
+      if (null || !(value->is_array() || value->is_object())) {
+        result.error = !value ? std::string("Cannot iterate over null (null)")
+                              : std::string("Cannot iterate over ") + type_name(*value);
         return result;
       }
       // Pushed in reverse so the first element is processed first.
       if (value->is_array()) {
-        for (std::size_t i = value->size(); i-- > 0;) {
-          stack.push_back({frame.pointer / i, &(*value)[i], frame.step + 1});
-        }
+        std::vector<JsonElement> items;
+        for (auto item : array_of(*value)) items.push_back(item);
+        for (std::size_t i = items.size(); i-- > 0;) stack.push_back({frame.pointer / i, items[i], frame.step + 1});
       } else {
-        std::vector<std::pair<const std::string*, const json*>> members;
-        for (auto it = value->begin(); it != value->end(); ++it) members.emplace_back(&it.key(), &it.value());
+        auto members = sorted_members(*value);
         for (auto it = members.rbegin(); it != members.rend(); ++it) {
-          stack.push_back({frame.pointer / *it->first, it->second, frame.step + 1});
+          stack.push_back({frame.pointer / std::string(it->first), it->second, frame.step + 1});
         }
       }
     }

@@ -15,11 +15,9 @@
 #include <variant>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include "definitions/json_document.h"
 
 namespace karta {
-
-using json = nlohmann::json;
 
 class SimplePath {
  public:
@@ -37,7 +35,7 @@ class SimplePath {
 
   struct Match {
     json::json_pointer pointer;
-    const json* value;  // nullptr where the path leads to a missing member or index
+    std::optional<JsonElement> value;  // nullopt where the path leads to a missing member or index
   };
   struct Result {
     std::vector<Match> matches;
@@ -46,7 +44,7 @@ class SimplePath {
   };
 
   // Every place the path reaches in `document`, as jq's path(EXPR) would list it.
-  Result evaluate(const json& document, std::size_t max_outputs) const;
+  Result evaluate(JsonElement document, std::size_t max_outputs) const;
 
   const std::vector<Step>& steps() const { return steps_; }
 

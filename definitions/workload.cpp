@@ -20,29 +20,29 @@ void add(PodRequests& into, const PodRequests& r) {
 
 // What one pod of the template requests: its pod spec (or, fragmented, its containers and resources),
 // plus containers the framework adds from elsewhere (additionalContainerPaths).
-PodRequests template_requests(const json& object, const PodTemplateLocation& t, const std::vector<std::string>& gpu_names) {
+PodRequests template_requests(JsonElement object, const PodTemplateLocation& t, const std::vector<std::string>& gpu_names) {
   PodRequests r;
   if (t.pod_spec) {
-    if (const json* spec = find_at(object, *t.pod_spec)) r = pod_requests(*spec, gpu_names);
+    if (auto spec = find_at(object, *t.pod_spec)) r = pod_requests(*spec, gpu_names);
   } else {
     if (t.containers) {
-      if (const json* containers = find_at(object, *t.containers); containers != nullptr && containers->is_array()) {
-        r = pod_requests(json{{"containers", *containers}}, gpu_names);
+      if (auto containers = find_at(object, *t.containers); containers && containers->is_array()) {
+        r = pod_requests(containers, std::nullopt, gpu_names);
       }
     } else if (t.container) {
-      if (const json* container = find_at(object, *t.container); container != nullptr && container->is_object()) {
-        r = pod_requests(json{{"containers", json::array({*container})}}, gpu_names);
+      if (auto container = find_at(object, *t.container)) {
+        if (auto resources = member(*container, "resources")) r = container_requests(*resources, gpu_names);
       }
     }
     if (t.resources) {
-      if (const json* resources = find_at(object, *t.resources); resources != nullptr) {
+      if (auto resources = find_at(object, *t.resources)) {
         keep_max(r, container_requests(*resources, fragmented_gpu_names(gpu_names)));
       }
     }
   }
   for (const auto& extra : t.additional_containers) {
-    if (const json* container = find_at(object, extra); container != nullptr && container->contains("resources")) {
-      add(r, container_requests((*container)["resources"], gpu_names));
+    if (auto container = find_at(object, extra)) {
+      if (auto resources = member(*container, "resources")) add(r, container_requests(*resources, gpu_names));
     }
   }
   return r;

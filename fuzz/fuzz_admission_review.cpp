@@ -92,13 +92,14 @@ void mutate_and_check(const karta::AdmissionRequest& request, const karta::Admis
 
   json patched;
   try {
-    patched = request.object->patch(result.decision.patch);
+    patched = karta::to_json(*request.object).patch(result.decision.patch);
   } catch (const json::exception& e) {
     finding(std::string(policy) + ": the patch does not apply to the object: " + e.what() +
             "\npatch: " + result.decision.patch.dump().substr(0, 2000));
   }
   karta::AdmissionRequest again = request;
-  again.object = &patched;
+  again.document = std::make_shared<const karta::JsonDocument>(karta::JsonDocument::from(patched));
+  again.object = again.document->root();
   auto second = AdmissionService::mutate(again, state);
   if (second.decision.patch_operations() != 0) {
     finding(std::string(policy) + ": not idempotent: the patched object gets another patch: " +

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdint>
 
 namespace karta {
 namespace {
@@ -22,8 +23,8 @@ std::string escape(const std::string& token) {
 }
 
 // "an array", "a string": for messages.
-std::string described(const json& value) {
-  std::string name = value.type_name();
+std::string described(JsonElement value) {
+  std::string name = type_name(value);
   bool vowel = !name.empty() && std::string("aeiou").find(name[0]) != std::string::npos;
   return (value.is_null() ? "" : vowel ? "an " : "a ") + name;
 }
@@ -34,7 +35,17 @@ bool parse_index(const std::string& token, std::size_t& index) {
   return ec == std::errc() && end == token.data() + token.size();
 }
 
+bool contains_equal(JsonElement array, const json& value) {
+  for (auto item : array_of(array)) {
+    if (equals(item, value)) return true;
+  }
+  return false;
+}
+
 }  // namespace
+
+JsonPatchBuilder::JsonPatchBuilder(const json& original)
+    : owned_(std::make_shared<const JsonDocument>(JsonDocument::from(original))), original_(owned_->root()) {}
 
 std::vector<std::string> pointer_tokens(const json::json_pointer& pointer) {
   std::vector<std::string> tokens;
@@ -96,26 +107,27 @@ JsonPatchBuilder::Place JsonPatchBuilder::find_container(const std::vector<std::
     return place;
   }
   // In the original object?
-  const json* node = &original_;
+  JsonElement node = original_;
   for (std::size_t i = 0; i < tokens.size(); ++i) {
-    if (node->is_object()) {
-      auto found = node->find(tokens[i]);
-      if (found == node->end() || found->is_null()) {
+    if (node.is_object()) {
+      auto found = member(node, tokens[i]);
+      if (!found || found->is_null()) {
         place.missing_from = i;
         return place;
       }
-      node = &*found;
-    } else if (node->is_array()) {
+      node = *found;
+    } else if (node.is_array()) {
       std::size_t index = 0;
-      if (!parse_index(tokens[i], index) || index >= node->size()) {
+      auto item = array_of(node).at(parse_index(tokens[i], index) ? index : SIZE_MAX);
+      if (item.error()) {
         place.blocked = true;
         blocked_reason_ = pointer_string(tokens, i + 1) + " is past the end of a list";
         return place;
       }
-      node = &(*node)[index];
+      node = item.value_unsafe();
     } else {
       place.blocked = true;
-      blocked_reason_ = pointer_string(tokens, i) + " is " + described(*node) + ", not an object";
+      blocked_reason_ = pointer_string(tokens, i) + " is " + described(node) + ", not an object";
       return place;
     }
   }
@@ -145,8 +157,8 @@ PatchChange JsonPatchBuilder::set_member(const json::json_pointer& map, const st
     *found = value;
     return PatchChange::Replaced;
   }
-  if (place.original != nullptr) {
-    const json& container = *place.original;
+  if (place.original) {
+    JsonElement container = *place.original;
     if (!container.is_object()) {
       return blocked(pointer_string(tokens, tokens.size()) + " is " + described(container) + ", not an object");
     }
@@ -158,10 +170,10 @@ PatchChange JsonPatchBuilder::set_member(const json::json_pointer& map, const st
       *again->second = value;
       return PatchChange::Replaced;
     }
-    auto found = container.find(key);
+    auto found = member(container, key);
     PatchChange change = PatchChange::Added;
-    if (found != container.end()) {
-      if (*found == value) return PatchChange::Unchanged;
+    if (found) {
+      if (equals(*found, value)) return PatchChange::Unchanged;
       if (!overwrite) return PatchChange::Kept;
       change = PatchChange::Replaced;  // "add" on an existing member replaces it (RFC 6902 4.1)
     }
@@ -199,12 +211,12 @@ PatchChange JsonPatchBuilder::append_unique(const json::json_pointer& array, con
     container.push_back(value);
     return PatchChange::Added;
   }
-  if (place.original != nullptr) {
-    const json& container = *place.original;
+  if (place.original) {
+    JsonElement container = *place.original;
     if (!container.is_array()) {
       return blocked(pointer_string(tokens, tokens.size()) + " is " + described(container) + ", not a list");
     }
-    if (std::find(container.begin(), container.end(), value) != container.end()) return PatchChange::Unchanged;
+    if (contains_equal(container, value)) return PatchChange::Unchanged;
     std::string path = pointer_string(tokens, tokens.size());
     for (const auto& op : operations_) {
       if (op.path == path + "/-" && op.value == value) return PatchChange::Unchanged;

@@ -9,11 +9,14 @@
 #include <string>
 #include <vector>
 
+#include <memory>
+#include <optional>
+
 #include <nlohmann/json.hpp>
 
-namespace karta {
+#include "definitions/json_document.h"
 
-using json = nlohmann::json;
+namespace karta {
 
 enum class PatchChange {
   Added,      // the key (or element) was absent and is added
@@ -25,7 +28,10 @@ enum class PatchChange {
 
 class JsonPatchBuilder {
  public:
-  explicit JsonPatchBuilder(const json& original) : original_(original) {}
+  // `original` must outlive the builder.
+  explicit JsonPatchBuilder(JsonElement original) : original_(original) {}
+  // Keeps its own read-only copy of `original` (tests and offline commands).
+  explicit JsonPatchBuilder(const json& original);
 
   // Sets member `key` of the object at `map` to `value`.
   PatchChange set_member(const json::json_pointer& map, const std::string& key, const json& value, bool overwrite);
@@ -47,7 +53,7 @@ class JsonPatchBuilder {
 
   // Where a container is: in the original object, inside a value this patch creates, or nowhere yet.
   struct Place {
-    const json* original = nullptr;  // found in the original object
+    std::optional<JsonElement> original;  // found in the original object
     json* created = nullptr;         // found (or made) inside a created value
     std::size_t missing_from = 0;    // otherwise: tokens from this index on are absent from the original
     bool blocked = false;
@@ -58,7 +64,8 @@ class JsonPatchBuilder {
   void add_created(const std::vector<std::string>& tokens, std::size_t missing_from, json leaf);
   PatchChange blocked(std::string reason);
 
-  const json& original_;
+  std::shared_ptr<const JsonDocument> owned_;  // when built from a json
+  JsonElement original_;
   std::deque<Operation> operations_;      // deque: references into values stay valid as it grows
   std::map<std::string, json*> created_;  // pointer -> container created by this patch
   std::map<std::string, json*> added_;    // pointer -> value of an add at an existing container

@@ -8,18 +8,18 @@
 namespace karta {
 namespace {
 
-std::string string_at(const json& object, const char* a, const char* b, const std::string& key) {
-  auto x = object.find(a);
-  if (x == object.end() || !x->is_object()) return "";
-  auto y = x->find(b);
-  if (y == x->end() || !y->is_object()) return "";
-  auto z = y->find(key);
-  return z != y->end() && z->is_string() ? z->get<std::string>() : "";
+// The string at object.a.b (.key), or "".
+std::string string_at(JsonElement object, std::string_view a, std::string_view b, std::string_view key = {}) {
+  auto x = member(object, a);
+  auto y = x ? member(*x, b) : std::nullopt;
+  if (y && !key.empty()) y = member(*y, key);
+  auto text = y ? string_of(*y) : std::nullopt;
+  return text ? std::string(*text) : std::string();
 }
 
 class Mutator {
  public:
-  Mutator(const json& object, MutationOutcome& outcome) : patch_(object), outcome_(outcome) {}
+  Mutator(JsonElement object, MutationOutcome& outcome) : patch_(object), outcome_(outcome) {}
 
   void set(const json::json_pointer& map, const std::string& key, const json& value, bool overwrite,
            const std::string& where) {
@@ -56,6 +56,12 @@ class Mutator {
 
 MutationOutcome mutate_workload(const json& object, const CompiledDefinition& definition, const Policy& policy,
                                 const WorkloadContext& context) {
+  JsonDocument document = JsonDocument::from(object);
+  return mutate_workload(document.root(), definition, policy, context);
+}
+
+MutationOutcome mutate_workload(JsonElement object, const CompiledDefinition& definition, const Policy& policy,
+                                const WorkloadContext& context) {
   MutationOutcome outcome;
   DefinitionEvaluation evaluation(definition, object);
   WorkloadAnalysis analysis = analyze_workload(evaluation, policy.gpu.resource_names);
@@ -80,12 +86,8 @@ MutationOutcome mutate_workload(const json& object, const CompiledDefinition& de
 
   PlaceholderValues values;
   values.namespace_name = context.namespace_name;
-  if (auto metadata = object.find("metadata"); metadata != object.end() && metadata->is_object()) {
-    values.name = metadata->value("name", json("")).is_string() ? metadata->value("name", "") : "";
-    if (values.namespace_name.empty() && metadata->value("namespace", json("")).is_string()) {
-      values.namespace_name = metadata->value("namespace", "");
-    }
-  }
+  values.name = string_at(object, "metadata", "name");
+  if (values.namespace_name.empty()) values.namespace_name = string_at(object, "metadata", "namespace");
   values.kind = kind.kind;
   values.group = kind.group;
 

@@ -32,6 +32,9 @@ struct MutationOutcome {
 // labels and annotations (placeholders filled per template), scheduler name, queue, GPU hints on the
 // templates that request GPUs, the workload's GPU total and its gang minimum. Idempotent: the patched
 // object, mutated again, gives an empty patch.
+MutationOutcome mutate_workload(JsonElement object, const CompiledDefinition& definition, const Policy& policy,
+                                const WorkloadContext& context = {});
+// The same for an object held as nlohmann::json (offline commands and tests).
 MutationOutcome mutate_workload(const json& object, const CompiledDefinition& definition, const Policy& policy,
                                 const WorkloadContext& context = {});
 

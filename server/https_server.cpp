@@ -17,6 +17,17 @@ namespace http = beast::http;
 namespace net = boost::asio;
 using tcp = net::ip::tcp;
 
+namespace {
+
+// One single-threaded io_context per thread: concurrency hint 1 lets Asio skip its scheduler locking.
+std::vector<std::unique_ptr<net::io_context>> make_contexts(std::size_t threads) {
+  std::vector<std::unique_ptr<net::io_context>> contexts;
+  for (std::size_t i = 0; i < std::max<std::size_t>(threads, 1); ++i) contexts.push_back(std::make_unique<net::io_context>(1));
+  return contexts;
+}
+
+}  // namespace
+
 class HttpsServer::Session : public std::enable_shared_from_this<HttpsServer::Session> {
  public:
   Session(HttpsServer& server, tcp::socket&& socket, std::shared_ptr<net::ssl::context> tls)
@@ -170,11 +181,13 @@ HttpsServer::HttpsServer(ServerOptions options, std::shared_ptr<CertificateStore
     : options_(std::move(options)),
       certificates_(std::move(certificates)),
       routes_(std::move(routes)),
-      io_(static_cast<int>(std::max<std::size_t>(options_.threads, 1))),
-      acceptor_(net::make_strand(io_)),
-      certificate_timer_(io_),
-      drain_timer_(io_),
-      signals_(io_) {}
+      contexts_(make_contexts(options_.threads)),
+      acceptor_(control()),
+      certificate_timer_(control()),
+      drain_timer_(control()),
+      signals_(control()) {
+  for (auto& context : contexts_) work_guards_.push_back(net::make_work_guard(*context));
+}
 
 HttpsServer::~HttpsServer() = default;
 
@@ -207,15 +220,15 @@ void HttpsServer::run(bool handle_signals) {
   do_accept();
   poll_certificates();
   std::vector<std::thread> threads;
-  for (std::size_t i = 1; i < options_.threads; ++i) threads.emplace_back([this] { io_.run(); });
-  io_.run();
+  for (std::size_t i = 1; i < contexts_.size(); ++i) threads.emplace_back([this, i] { contexts_[i]->run(); });
+  control().run();
   for (auto& thread : threads) thread.join();
   offload_pool_.join();
 }
 
 void HttpsServer::shutdown() {
   if (stopping_.exchange(true)) return;
-  net::post(io_, [this] {
+  net::post(control(), [this] {
     if (on_shutdown_begin_) on_shutdown_begin_();
     drain_timer_.expires_after(options_.shutdown_delay);
     drain_timer_.async_wait([this](beast::error_code) { begin_drain(); });
@@ -223,10 +236,8 @@ void HttpsServer::shutdown() {
 }
 
 void HttpsServer::begin_drain() {
-  net::post(acceptor_.get_executor(), [this] {
-    beast::error_code ec;
-    acceptor_.close(ec);
-  });
+  beast::error_code ec;
+  acceptor_.close(ec);
   certificate_timer_.cancel();
   signals_.cancel();
   // Take owning references under the lock, drain outside it: the last reference to a session may be
@@ -249,7 +260,8 @@ void HttpsServer::check_drained() {
   if (open_connections() == 0 || std::chrono::steady_clock::now() >= drain_deadline_) {
     if (open_connections() != 0) spdlog::warn("drain deadline passed with {} connections open", open_connections());
     spdlog::info("shutdown complete");
-    io_.stop();
+    for (auto& guard : work_guards_) guard.reset();
+    for (auto& context : contexts_) context->stop();
     return;
   }
   drain_timer_.expires_after(std::chrono::milliseconds(20));
@@ -257,7 +269,8 @@ void HttpsServer::check_drained() {
 }
 
 void HttpsServer::do_accept() {
-  acceptor_.async_accept(net::make_strand(io_), [this](beast::error_code ec, tcp::socket socket) {
+  net::io_context& context = *contexts_[next_context_++ % contexts_.size()];
+  acceptor_.async_accept(context, [this](beast::error_code ec, tcp::socket socket) {
     if (ec) {
       if (ec == net::error::operation_aborted || !acceptor_.is_open()) return;
       spdlog::warn("accept failed: {}", ec.message());

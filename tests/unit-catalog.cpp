@@ -97,7 +97,8 @@ void check_entry(const json& entry, const std::filesystem::path& corpus) {
   }
 
   // Roles, replicas and GPUs, as read from the manifest.
-  karta::DefinitionEvaluation evaluation(*definition, object);
+  auto document = karta::JsonDocument::from(object);
+  karta::DefinitionEvaluation evaluation(*definition, document.root());
   auto analysis = karta::analyze_workload(evaluation, {"nvidia.com/gpu"});
   json instances = json::array();
   for (std::size_t i = 0; i < analysis.layout.templates.size(); ++i) {
@@ -211,11 +212,12 @@ TEST_CASE("every simple catalog path gives what libjq gives, on every sample") {
       for (const auto& object : objects) {
         karta::JqInput input(object);
         auto by_jq = jq.run(input, 1000);
-        auto native = e.simple->evaluate(object, 1000);
+        auto document = karta::JsonDocument::from(object);
+        auto native = e.simple->evaluate(document.root(), 1000);
         json native_outputs = json::array();
         for (const auto& m : native.matches) {
           if (e.mode == karta::ExpressionMode::Value) {
-            native_outputs.push_back(m.value != nullptr ? *m.value : json(nullptr));
+            native_outputs.push_back(m.value ? karta::to_json(*m.value) : json(nullptr));
           } else {
             json path = json::array();
             for (const auto& token : karta::pointer_tokens(m.pointer)) path.push_back(token);

@@ -52,7 +52,8 @@ double total_gpus(const std::string& sample, std::size_t index) {
   auto corpus = test::corpus_dir();
   if (!corpus) return -1;
   json object = test::document(*corpus / "samples" / sample, index);
-  karta::DefinitionEvaluation evaluation(definition_for(object), object);
+  auto document = karta::JsonDocument::from(object);
+  karta::DefinitionEvaluation evaluation(definition_for(object), document.root());
   return karta::analyze_workload(evaluation, {"nvidia.com/gpu"}).total_gpus;
 }
 

@@ -13,7 +13,8 @@ namespace {
 std::vector<std::string> native_paths(const std::string& expression, const json& document, bool* error = nullptr) {
   auto path = SimplePath::parse(expression);
   REQUIRE_MESSAGE(path.has_value(), expression);
-  auto result = path->evaluate(document, 1000);
+  auto parsed = karta::JsonDocument::from(document);
+  auto result = path->evaluate(parsed.root(), 1000);
   if (error != nullptr) *error = result.error.has_value();
   std::vector<std::string> out;
   for (const auto& m : result.matches) out.push_back(m.pointer.to_string());
@@ -94,7 +95,21 @@ TEST_CASE("a key with a slash or a tilde is escaped in the pointer") {
 TEST_CASE("outputs past the cap are not produced") {
   json doc = {{"a", json::array()}};
   for (int i = 0; i < 1500; ++i) doc["a"].push_back(i);
-  auto result = SimplePath::parse(".a[]")->evaluate(doc, 1000);
+  auto parsed = karta::JsonDocument::from(doc);
+  auto result = SimplePath::parse(".a[]")->evaluate(parsed.root(), 1000);
   CHECK(result.matches.size() == 1000);
   CHECK(result.capped);
+}
+
+TEST_CASE("an object's members are iterated in key order, whatever order the bytes give them in") {
+  // The API server sends members in its own order; jq gets them in key order too (JqInput sorts), so
+  // the native path and jq agree, and a Dynamo's services are patched in the same order every time.
+  auto parsed = karta::JsonDocument::parse(R"({"s":{"worker":{"n":1},"frontend":{"n":2},"decode":{"n":3}}})");
+  auto result = SimplePath::parse(".s[].n")->evaluate(parsed.root(), 1000);
+  std::vector<std::string> pointers;
+  for (const auto& m : result.matches) pointers.push_back(m.pointer.to_string());
+  CHECK(pointers == std::vector<std::string>{"/s/decode/n", "/s/frontend/n", "/s/worker/n"});
+  JqProgram program("[.s[].n]", 1);
+  JqInput input(parsed.root());
+  CHECK(program.run(input, 10).outputs == std::vector<json>{json::array({3, 2, 1})});
 }

@@ -7,21 +7,19 @@
 namespace karta {
 namespace {
 
-void check_labels(const json* labels, const LabelRules& rules, const std::string& place,
+void check_labels(std::optional<JsonElement> labels, const LabelRules& rules, const std::string& place,
                   std::vector<std::string>& findings) {
-  auto value_of = [&](const std::string& key) -> const json* {
-    if (labels == nullptr || !labels->is_object()) return nullptr;
-    auto it = labels->find(key);
-    return it == labels->end() ? nullptr : &*it;
+  auto value_of = [&](const std::string& key) -> std::optional<JsonElement> {
+    return labels ? member(*labels, key) : std::nullopt;
   };
   for (const auto& key : rules.required) {
-    if (value_of(key) == nullptr) findings.push_back(place + ": label \"" + key + "\" missing");
+    if (!value_of(key)) findings.push_back(place + ": label \"" + key + "\" missing");
   }
   for (std::size_t i = 0; i < rules.allowed.size(); ++i) {
     const auto& [key, pattern] = rules.allowed[i];
-    const json* value = value_of(key);
-    if (value == nullptr) continue;  // absence is the business of `required`
-    std::string text = value->is_string() ? value->get<std::string>() : value->dump();
+    auto value = value_of(key);
+    if (!value) continue;  // absence is the business of `required`
+    std::string text = value->is_string() ? std::string(*string_of(*value)) : dump(*value);
     if (!std::regex_search(text, pattern)) {
       findings.push_back(place + ": label \"" + key + "\" value \"" + text + "\" does not match " +
                          rules.allowed_patterns[i].second);
@@ -31,7 +29,7 @@ void check_labels(const json* labels, const LabelRules& rules, const std::string
 
 }  // namespace
 
-ValidationOutcome check_label_policy(const json& object, const WorkloadLayout& layout, const LabelPolicy& policy,
+ValidationOutcome check_label_policy(JsonElement object, const WorkloadLayout& layout, const LabelPolicy& policy,
                                      const std::string& namespace_name) {
   ValidationOutcome outcome;
   if (!policy.enabled) return outcome;
@@ -41,7 +39,7 @@ ValidationOutcome check_label_policy(const json& object, const WorkloadLayout& l
   std::vector<std::string> findings;
   check_labels(find_at(object, json::json_pointer("/metadata/labels")), policy.workload, "workload", findings);
   for (const auto& t : layout.templates) {
-    const json* labels = t.labels ? find_at(object, *t.labels) : nullptr;
+    auto labels = t.labels ? find_at(object, *t.labels) : std::nullopt;
     check_labels(labels, policy.pod_templates, t.instance + " pod template", findings);
   }
   if (findings.empty()) return outcome;

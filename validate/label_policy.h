@@ -17,7 +17,7 @@ namespace karta {
 // Every violation, each with its place ("worker pod template: label \"team\" missing"). Enforce mode
 // denies with all of them in one message; audit mode admits and returns them as warnings. Exempt
 // namespaces are not checked.
-ValidationOutcome check_label_policy(const json& object, const WorkloadLayout& layout, const LabelPolicy& policy,
+ValidationOutcome check_label_policy(JsonElement object, const WorkloadLayout& layout, const LabelPolicy& policy,
                                      const std::string& namespace_name);
 
 }  // namespace karta
