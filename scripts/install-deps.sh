@@ -7,6 +7,7 @@ packages=(
   libboost-dev                                            # Boost.Beast + Asio: HTTPS server (header-only)
   libssl-dev                                              # OpenSSL: TLS
   nlohmann-json3-dev                                      # JSON model, JSON Patch values
+  libsimdjson-dev                                         # simdjson: parses admission reviews
   libyaml-cpp-dev                                         # YAML definitions, policy and manifests
   libjq-dev libonig-dev                                   # libjq 1.6: Karta's jq expressions
   libspdlog-dev                                           # logging

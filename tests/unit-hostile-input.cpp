@@ -40,6 +40,10 @@ TEST_CASE("malformed bodies get a 400 with the reason and the connection keeps s
        "malformed AdmissionReview: request.namespace: must be a string, not number\n"},
       {std::string(200000, '[') + std::string(200000, ']'),
        "malformed AdmissionReview: body nested deeper than 1000 levels\n"},
+      {"{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":\"\xc3\x28\"}}",
+       "malformed AdmissionReview: body is not JSON: not valid UTF-8\n"},
+      {"{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":1e400}}",
+       "malformed AdmissionReview: body is not JSON: a number is malformed or out of range\n"},
   };
   for (const auto& [body, expected] : cases) {
     CAPTURE(body.substr(0, 80));

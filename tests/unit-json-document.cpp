@@ -1,0 +1,95 @@
+#include <doctest/doctest.h>
+
+#include "definitions/json_document.h"
+
+using karta::json;
+using karta::JsonDocument;
+using karta::JsonParseError;
+
+namespace {
+
+std::string parse_error(std::string_view text, std::size_t max_depth = 1000) {
+  try {
+    JsonDocument::parse(text, max_depth);
+  } catch (const JsonParseError& e) {
+    return e.what();
+  }
+  return "(parsed)";
+}
+
+}  // namespace
+
+TEST_CASE("a document parses into elements that read like the JSON they came from") {
+  auto document = JsonDocument::parse(R"({"b":[1,-2,3.5,"x",true,null],"a":{"k":"v"},"u":18446744073709551615})");
+  CHECK(karta::to_json(document.root()) ==
+        json::parse(R"({"a":{"k":"v"},"b":[1,-2,3.5,"x",true,null],"u":18446744073709551615})"));
+  CHECK(karta::dump(document.root()) == R"({"b":[1,-2,3.5,"x",true,null],"a":{"k":"v"},"u":18446744073709551615})");
+  CHECK(std::string(karta::type_name(document.root())) == "object");
+  auto b = karta::member(document.root(), "b");
+  REQUIRE(b.has_value());
+  CHECK(std::string(karta::type_name(*b)) == "array");
+  CHECK_FALSE(karta::member(*b, "a").has_value());  // not an object
+  CHECK(karta::string_of(*karta::find_at(document.root(), json::json_pointer("/a/k"))) == std::string_view("v"));
+  CHECK(karta::to_json(*karta::find_at(document.root(), json::json_pointer("/b/3"))) == "x");
+  CHECK_FALSE(karta::find_at(document.root(), json::json_pointer("/b/6")).has_value());
+  CHECK_FALSE(karta::find_at(document.root(), json::json_pointer("/b/01x")).has_value());
+  CHECK_FALSE(karta::find_at(document.root(), json::json_pointer("/a/k/deeper")).has_value());
+}
+
+TEST_CASE("members come in key order, a repeated key once, the first one as member() reads it") {
+  auto document = JsonDocument::parse(R"({"worker":1,"decode":2,"frontend":3,"decode":4})");
+  std::vector<std::string> keys;
+  std::vector<json> values;
+  for (const auto& [key, value] : karta::sorted_members(document.root())) {
+    keys.emplace_back(key);
+    values.push_back(karta::to_json(value));
+  }
+  CHECK(keys == std::vector<std::string>{"decode", "frontend", "worker"});
+  CHECK(values == std::vector<json>{2, 3, 1});
+  CHECK(karta::to_json(*karta::member(document.root(), "decode")) == 2);
+}
+
+TEST_CASE("equality with a built value compares numbers by value and objects regardless of order") {
+  auto document = JsonDocument::parse(R"({"n":1,"f":1.0,"big":18446744073709551615,"neg":-3,"o":{"y":[1,{"z":null}],"x":"s"}})");
+  auto at = [&](const char* key) { return *karta::member(document.root(), key); };
+  CHECK(karta::equals(at("n"), json(1)));
+  CHECK(karta::equals(at("n"), json(1.0)));
+  CHECK(karta::equals(at("f"), json(1)));
+  CHECK(karta::equals(at("big"), json(18446744073709551615ULL)));
+  CHECK_FALSE(karta::equals(at("big"), json(-1)));
+  CHECK(karta::equals(at("neg"), json(-3)));
+  CHECK_FALSE(karta::equals(at("neg"), json(3U)));
+  CHECK_FALSE(karta::equals(at("n"), json("1")));
+  CHECK(karta::equals(at("o"), json::parse(R"({"x":"s","y":[1,{"z":null}]})")));
+  CHECK_FALSE(karta::equals(at("o"), json::parse(R"({"x":"s","y":[1,{"z":false}]})")));
+  CHECK_FALSE(karta::equals(at("o"), json::parse(R"({"x":"s"})")));
+  CHECK_FALSE(karta::equals(at("o"), json::parse(R"({"x":"s","y":[1]})")));
+}
+
+TEST_CASE("bad bytes are refused with what is wrong") {
+  CHECK(parse_error("") == "empty");
+  CHECK(parse_error("{\"a\":\"\xc3\x28\"}") == "not valid UTF-8");
+  CHECK(parse_error(R"({"a":1e400})") == "a number is malformed or out of range");
+  CHECK(parse_error(R"({"a":"x)") == "a string is malformed (unclosed, a bad escape, or a raw control character)");
+  CHECK(parse_error(std::string(1001, '[') + std::string(1001, ']')) == "nested deeper than 1000 levels");
+  CHECK(parse_error(std::string(1000, '[') + std::string(1000, ']')) == "(parsed)");
+  try {
+    JsonDocument::parse(std::string(5000, '[') + std::string(5000, ']'), 1000);
+    FAIL("parsed");
+  } catch (const JsonParseError& e) {
+    CHECK(e.too_deep());
+  }
+  CHECK(parse_error("[1,2") != "(parsed)");
+  CHECK(parse_error("{} {}") != "(parsed)");
+}
+
+TEST_CASE("a document made from a built value is that value") {
+  json value = json::parse(R"({"kind":"JobSet","spec":{"replicatedJobs":[{"name":"w","replicas":2}]}})");
+  auto document = JsonDocument::from(value);
+  CHECK(karta::to_json(document.root()) == value);
+  // Moving the document keeps its elements valid: they point into storage it owns.
+  auto element = document.root();
+  JsonDocument moved = std::move(document);
+  CHECK(karta::to_json(element) == value);
+  CHECK(karta::to_json(moved.root()) == value);
+}
