@@ -161,20 +161,141 @@ AdmissionDecision AdmissionDecision::errored(int code, std::string message) {
   return d;
 }
 
+namespace {
+
+// The length of the valid UTF-8 sequence starting at text[i] (a byte >= 0x80), or 0 (RFC 3629: no
+// overlong forms, no surrogates, nothing above U+10FFFF).
+std::size_t utf8_sequence(std::string_view text, std::size_t i) {
+  auto byte = [&](std::size_t k) { return i + k < text.size() ? static_cast<unsigned char>(text[i + k]) : 0u; };
+  auto continuation = [&](std::size_t k) { return (byte(k) & 0xC0) == 0x80; };
+  unsigned char c = byte(0);
+  if (c >= 0xC2 && c <= 0xDF) return continuation(1) ? 2 : 0;
+  if (c >= 0xE0 && c <= 0xEF) {
+    unsigned char d = byte(1);
+    if ((c == 0xE0 && d < 0xA0) || (c == 0xED && d > 0x9F)) return 0;
+    return continuation(1) && continuation(2) ? 3 : 0;
+  }
+  if (c >= 0xF0 && c <= 0xF4) {
+    unsigned char d = byte(1);
+    if ((c == 0xF0 && d < 0x90) || (c == 0xF4 && d > 0x8F)) return 0;
+    return continuation(1) && continuation(2) && continuation(3) ? 4 : 0;
+  }
+  return 0;
+}
+
+// A JSON string. Invalid UTF-8 (a message cut short inside a character, say) becomes U+FFFD, as
+// nlohmann::json's error_handler_t::replace would write it, rather than failing the response.
+void append_string(std::string& out, std::string_view text) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  out += '"';
+  std::size_t plain = 0;  // start of the run not yet copied
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    unsigned char c = static_cast<unsigned char>(text[i]);
+    if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') continue;
+    if (c >= 0x80) {
+      if (std::size_t length = utf8_sequence(text, i)) {
+        i += length - 1;
+        continue;
+      }
+    }
+    out.append(text.substr(plain, i - plain));
+    plain = i + 1;
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\b': out += "\\b"; break;
+      case '\f': out += "\\f"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (c >= 0x80) {
+          out += "\xEF\xBF\xBD";
+        } else {
+          out += "\\u00";
+          out += kHex[c >> 4];
+          out += kHex[c & 15];
+        }
+    }
+  }
+  out.append(text.substr(plain));
+  out += '"';
+}
+
+// Compact JSON, keys in nlohmann::json's order; the same bytes json::dump() gives for valid text.
+void append_json(std::string& out, const json& value) {
+  switch (value.type()) {
+    case json::value_t::object: {
+      out += '{';
+      bool first = true;
+      for (const auto& [key, item] : value.items()) {
+        if (!first) out += ',';
+        first = false;
+        append_string(out, key);
+        out += ':';
+        append_json(out, item);
+      }
+      out += '}';
+      return;
+    }
+    case json::value_t::array: {
+      out += '[';
+      for (std::size_t i = 0; i < value.size(); ++i) {
+        if (i != 0) out += ',';
+        append_json(out, value[i]);
+      }
+      out += ']';
+      return;
+    }
+    case json::value_t::string:
+      append_string(out, value.get_ref<const std::string&>());
+      return;
+    default:
+      out += value.dump();  // numbers, booleans, null: nlohmann's own formatting
+  }
+}
+
+}  // namespace
+
 std::string encode_admission_review(const AdmissionDecision& decision, const std::string& uid,
                                     const std::string& review_api_version) {
-  json response = {{"uid", uid}, {"allowed", decision.allowed}};
-  json status = {{"code", decision.code}};
-  if (!decision.reason.empty()) status["reason"] = decision.reason;
-  if (!decision.message.empty()) status["message"] = decision.message;
-  response["status"] = std::move(status);
-  if (decision.allowed && decision.patch.is_array() && !decision.patch.empty()) {
-    response["patchType"] = "JSONPatch";
-    response["patch"] = base64_encode(decision.patch.dump());
+  // Written directly, members in key order as nlohmann::json would order them: serializing through a
+  // json tree escaped the base64 patch byte by byte and cost more than the whole mutation.
+  std::string out;
+  out.reserve(256 + decision.message.size() + decision.patch_operations() * 160);
+  out += "{\"apiVersion\":";
+  append_string(out, review_api_version);
+  out += ",\"kind\":\"AdmissionReview\",\"response\":{\"allowed\":";
+  out += decision.allowed ? "true" : "false";
+  if (decision.allowed && decision.patch_operations() > 0) {
+    std::string patch;
+    append_json(patch, decision.patch);
+    out += ",\"patch\":\"";
+    out += base64_encode(patch);  // base64 needs no escaping
+    out += "\",\"patchType\":\"JSONPatch\"";
   }
-  if (!decision.warnings.empty()) response["warnings"] = decision.warnings;
-  json review = {{"apiVersion", review_api_version}, {"kind", "AdmissionReview"}, {"response", std::move(response)}};
-  return review.dump();
+  out += ",\"status\":{\"code\":";
+  out += std::to_string(decision.code);
+  if (!decision.message.empty()) {
+    out += ",\"message\":";
+    append_string(out, decision.message);
+  }
+  if (!decision.reason.empty()) {
+    out += ",\"reason\":";
+    append_string(out, decision.reason);
+  }
+  out += "},\"uid\":";
+  append_string(out, uid);
+  if (!decision.warnings.empty()) {
+    out += ",\"warnings\":[";
+    for (std::size_t i = 0; i < decision.warnings.size(); ++i) {
+      if (i != 0) out += ',';
+      append_string(out, decision.warnings[i]);
+    }
+    out += ']';
+  }
+  out += "}}";
+  return out;
 }
 
 std::string base64_encode(std::string_view bytes) {

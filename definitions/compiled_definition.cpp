@@ -45,7 +45,8 @@ json::json_pointer pointer_from_jq_path(const json& path) {
 
 ExpressionId CompiledDefinition::add(const std::optional<JqField>& field, ExpressionMode mode, ExpressionGroup group) {
   if (!field) return kNoExpression;
-  CompiledExpression e{*field, mode, group, SimplePath::parse(field->expression), 0};
+  CompiledExpression e{*field, mode, group, SimplePath::parse(field->expression), std::nullopt, 0};
+  if (!e.simple && mode == ExpressionMode::Value) e.native = NativeExpression::parse(field->expression);
   expressions_.push_back(std::move(e));
   return expressions_.size() - 1;
 }
@@ -155,6 +156,12 @@ const ExpressionOutcome& DefinitionEvaluation::outcome(ExpressionId id) {
     slot = std::move(outcome);
     return *slot;
   }
+  if (e.native) {
+    if (auto values = e.native->evaluate(object_, kMaxExpressionOutputs)) {
+      slot = ExpressionOutcome{{}, std::move(*values), std::nullopt, false};
+      return *slot;
+    }
+  }
   run_bundle(e.group);
   return *slot;
 }
@@ -168,7 +175,7 @@ void DefinitionEvaluation::run_bundle(ExpressionGroup group) {
   const auto& expressions = definition_.expressions();
   for (std::size_t id = 0; id < expressions.size(); ++id) {
     const CompiledExpression& e = expressions[id];
-    if (e.group != group || e.simple) continue;
+    if (e.group != group || e.simple || outcomes_[id]) continue;  // natives already answered stay
     ExpressionOutcome outcome;
     if (run.error) outcome.error = *run.error;
     if (e.bundle_slot < results.size()) {

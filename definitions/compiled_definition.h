@@ -1,8 +1,9 @@
 #pragma once
 
 // A Karta definition made ready to run: every jq expression parsed once into a native SimplePath when
-// it is one, the rest compiled by libjq into one program per expression group, so evaluating a whole
-// definition on an object costs at most one jq run per group.
+// it is one (or, for a value, a NativeExpression), the rest compiled by libjq into one program per
+// expression group, so evaluating a whole definition on an object costs at most one jq run per group,
+// and none when every expression it needs is native.
 
 #include <array>
 #include <limits>
@@ -13,6 +14,7 @@
 
 #include "definitions/jq_program.h"
 #include "definitions/karta_definition.h"
+#include "definitions/native_expression.h"
 #include "definitions/simple_path.h"
 
 namespace karta {
@@ -31,8 +33,9 @@ struct CompiledExpression {
   JqField field;
   ExpressionMode mode;
   ExpressionGroup group;
-  std::optional<SimplePath> simple;  // evaluated natively when set
-  std::size_t bundle_slot = 0;       // position in its group's jq program otherwise
+  std::optional<SimplePath> simple;        // evaluated natively when set
+  std::optional<NativeExpression> native;  // else tried natively first (values only), jq if it gives up
+  std::size_t bundle_slot = 0;             // position in its group's jq program when not simple
 };
 
 struct ExpressionOutcome {

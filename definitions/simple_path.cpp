@@ -72,7 +72,9 @@ std::optional<SimplePath> SimplePath::parse(std::string_view text) {
       ++pos;
       if (pos < text.size() && text[pos] == ']') {
         ++pos;
-        path.steps_.push_back(Iterate{});
+        bool optional = pos < text.size() && text[pos] == '?';
+        if (optional) ++pos;
+        path.steps_.push_back(Iterate{optional});
       } else if (pos < text.size() && text[pos] == '"') {
         auto name = read_quoted(text, pos);
         if (!name || pos >= text.size() || text[pos] != ']') return std::nullopt;
@@ -138,6 +140,7 @@ SimplePath::Result SimplePath::evaluate(JsonElement document, std::size_t max_ou
       }
       stack.push_back({frame.pointer / index->index, next, frame.step + 1});
     } else {
+      if (std::get<Iterate>(step).optional && (null || !(value->is_array() || value->is_object()))) continue;
       if (null || !(value->is_array() || value->is_object())) {
         result.error = !value ? std::string("Cannot iterate over null (null)")
                               : std::string("Cannot iterate over ") + type_name(*value);

@@ -1,11 +1,12 @@
 #pragma once
 
-// Paths made only of `.field`, `."quoted field"`, `.["field"]`, `[N]` and `[]` are evaluated natively on
-// nlohmann::json, with jq 1.6's own semantics (tests compare both on every catalog path and sample):
+// Paths made only of `.field`, `."quoted field"`, `.["field"]`, `[N]`, `[]` and `[]?` are evaluated
+// natively on the admitted object, with jq 1.6's own semantics (tests compare both on every catalog path
+// and sample, and a fuzzer compares them on arbitrary paths and documents):
 // - `.field` on null gives null; on anything but an object or null it is an error;
 // - `[N]` on null gives null, past the end gives null; on anything but an array or null it is an error;
 // - `[]` iterates an array's elements or an object's values in key order; on anything else (null too)
-//   it is an error;
+//   it is an error; `[]?` gives nothing there instead;
 // - an error ends the stream; what came before it is kept.
 
 #include <cstdint>
@@ -27,7 +28,9 @@ class SimplePath {
   struct Index {
     std::size_t index;
   };
-  struct Iterate {};
+  struct Iterate {
+    bool optional = false;  // `[]?`: nothing, rather than an error, on what cannot be iterated
+  };
   using Step = std::variant<Field, Index, Iterate>;
 
   // The path, or nullopt when `expression` uses anything beyond the simple grammar.

@@ -81,24 +81,70 @@ PatchChange JsonPatchBuilder::blocked(std::string reason) {
   return PatchChange::Blocked;
 }
 
-JsonPatchBuilder::Place JsonPatchBuilder::find_container(const std::vector<std::string>& tokens, bool leaf_is_array) {
+JsonPatchBuilder::Pointer::Pointer(std::string escaped) : text(std::move(escaped)) {
+  std::string_view rest(text);
+  while (!rest.empty()) {  // text starts with '/' when not empty
+    rest.remove_prefix(1);
+    std::size_t end = rest.find('/');
+    tokens.push_back(rest.substr(0, end));
+    if (end == std::string_view::npos) break;
+    rest.remove_prefix(end);
+  }
+}
+
+std::string_view JsonPatchBuilder::Pointer::prefix(std::size_t n) const {
+  if (n == 0) return {};
+  const std::string_view& last = tokens[n - 1];
+  return std::string_view(text).substr(0, static_cast<std::size_t>(last.data() - text.data()) + last.size());
+}
+
+namespace {
+
+// A reference token as a key: unescaped, copied only when it has an escape.
+class TokenKey {
+ public:
+  explicit TokenKey(std::string_view escaped) : view_(escaped) {
+    if (escaped.find('~') == std::string_view::npos) return;
+    for (std::size_t i = 0; i < escaped.size(); ++i) {
+      if (escaped[i] == '~' && i + 1 < escaped.size()) {
+        owned_ += escaped[i + 1] == '1' ? '/' : '~';
+        ++i;
+      } else {
+        owned_ += escaped[i];
+      }
+    }
+    view_ = owned_;
+  }
+  std::string_view view() const { return view_; }
+  std::string str() const { return std::string(view_); }
+
+ private:
+  std::string owned_;
+  std::string_view view_;
+};
+
+}  // namespace
+
+JsonPatchBuilder::Place JsonPatchBuilder::find_container(const Pointer& pointer, bool leaf_is_array) {
   Place place;
+  const auto& tokens = pointer.tokens;
   // Inside something this patch already creates?
-  for (std::size_t length = tokens.size(); length >= 1; --length) {
-    auto it = created_.find(pointer_string(tokens, length));
+  for (std::size_t length = tokens.size(); length >= 1 && !created_.empty(); --length) {
+    auto it = created_.find(pointer.prefix(length));
     if (it == created_.end()) continue;
     json* node = it->second;
     for (std::size_t i = length; i < tokens.size(); ++i) {
       if (!node->is_object()) {
         place.blocked = true;
-        blocked_reason_ = pointer_string(tokens, i) + " is not an object";
+        blocked_reason_ = std::string(pointer.prefix(i)) + " is not an object";
         return place;
       }
       bool last = i + 1 == tokens.size();
-      auto found = node->find(tokens[i]);
+      TokenKey key(tokens[i]);
+      auto found = node->find(key.view());
       if (found == node->end()) {
-        node = &((*node)[tokens[i]] = (last && leaf_is_array) ? json::array() : json::object());
-        created_[pointer_string(tokens, i + 1)] = node;
+        node = &((*node)[key.str()] = (last && leaf_is_array) ? json::array() : json::object());
+        created_.emplace(std::string(pointer.prefix(i + 1)), node);
       } else {
         node = &*found;
       }
@@ -110,7 +156,7 @@ JsonPatchBuilder::Place JsonPatchBuilder::find_container(const std::vector<std::
   JsonElement node = original_;
   for (std::size_t i = 0; i < tokens.size(); ++i) {
     if (node.is_object()) {
-      auto found = member(node, tokens[i]);
+      auto found = member(node, TokenKey(tokens[i]).view());
       if (!found || found->is_null()) {
         place.missing_from = i;
         return place;
@@ -118,16 +164,16 @@ JsonPatchBuilder::Place JsonPatchBuilder::find_container(const std::vector<std::
       node = *found;
     } else if (node.is_array()) {
       std::size_t index = 0;
-      auto item = array_of(node).at(parse_index(tokens[i], index) ? index : SIZE_MAX);
+      auto item = array_of(node).at(parse_index(std::string(tokens[i]), index) ? index : SIZE_MAX);
       if (item.error()) {
         place.blocked = true;
-        blocked_reason_ = pointer_string(tokens, i + 1) + " is past the end of a list";
+        blocked_reason_ = std::string(pointer.prefix(i + 1)) + " is past the end of a list";
         return place;
       }
       node = item.value_unsafe();
     } else {
       place.blocked = true;
-      blocked_reason_ = pointer_string(tokens, i) + " is " + described(node) + ", not an object";
+      blocked_reason_ = std::string(pointer.prefix(i)) + " is " + described(node) + ", not an object";
       return place;
     }
   }
@@ -135,18 +181,14 @@ JsonPatchBuilder::Place JsonPatchBuilder::find_container(const std::vector<std::
   return place;
 }
 
-void JsonPatchBuilder::add_operation(const std::vector<std::string>& tokens, std::size_t length, json value) {
-  operations_.push_back({pointer_string(tokens, length), std::move(value)});
-}
-
 PatchChange JsonPatchBuilder::set_member(const json::json_pointer& map, const std::string& key, const json& value,
                                          bool overwrite) {
-  auto tokens = pointer_tokens(map);
-  Place place = find_container(tokens, /*leaf_is_array=*/false);
+  const Pointer pointer(map.to_string());
+  Place place = find_container(pointer, /*leaf_is_array=*/false);
   if (place.blocked) return PatchChange::Blocked;
   if (place.created != nullptr) {
     json& container = *place.created;
-    if (!container.is_object()) return blocked(pointer_string(tokens, tokens.size()) + " is not an object");
+    if (!container.is_object()) return blocked(pointer.text + " is not an object");
     auto found = container.find(key);
     if (found == container.end()) {
       container[key] = value;
@@ -159,11 +201,8 @@ PatchChange JsonPatchBuilder::set_member(const json::json_pointer& map, const st
   }
   if (place.original) {
     JsonElement container = *place.original;
-    if (!container.is_object()) {
-      return blocked(pointer_string(tokens, tokens.size()) + " is " + described(container) + ", not an object");
-    }
-    tokens.push_back(key);
-    std::string path = pointer_string(tokens, tokens.size());
+    if (!container.is_object()) return blocked(pointer.text + " is " + described(container) + ", not an object");
+    std::string path = pointer.text + "/" + escape(key);
     if (auto again = added_.find(path); again != added_.end()) {
       if (*again->second == value) return PatchChange::Unchanged;
       if (!overwrite) return PatchChange::Kept;
@@ -177,55 +216,55 @@ PatchChange JsonPatchBuilder::set_member(const json::json_pointer& map, const st
       if (!overwrite) return PatchChange::Kept;
       change = PatchChange::Replaced;  // "add" on an existing member replaces it (RFC 6902 4.1)
     }
-    add_operation(tokens, tokens.size(), value);
-    added_[path] = &operations_.back().value;
+    operations_.push_back({path, value});
+    added_.emplace(std::move(path), &operations_.back().value);
     return change;
   }
   // Missing from tokens[missing_from] on: one add creates the first missing map with everything below.
-  add_created(tokens, place.missing_from, json::object({{key, value}}));
+  add_created(pointer, place.missing_from, json::object({{key, value}}));
   return PatchChange::Added;
 }
 
-void JsonPatchBuilder::add_created(const std::vector<std::string>& tokens, std::size_t missing_from, json leaf) {
+void JsonPatchBuilder::add_created(const Pointer& pointer, std::size_t missing_from, json leaf) {
+  const auto& tokens = pointer.tokens;
   json created = std::move(leaf);
-  for (std::size_t i = tokens.size() - 1; i > missing_from; --i) created = json::object({{tokens[i], std::move(created)}});
-  add_operation(tokens, missing_from + 1, std::move(created));
+  for (std::size_t i = tokens.size() - 1; i > missing_from; --i) {
+    created = json::object({{TokenKey(tokens[i]).str(), std::move(created)}});
+  }
+  operations_.push_back({std::string(pointer.prefix(missing_from + 1)), std::move(created)});
   // Remember every container the add creates, so later changes beneath it fold into this one add.
   json* node = &operations_.back().value;
-  created_[pointer_string(tokens, missing_from + 1)] = node;
+  created_.emplace(std::string(pointer.prefix(missing_from + 1)), node);
   for (std::size_t i = missing_from + 1; i < tokens.size(); ++i) {
-    node = &(*node)[tokens[i]];
-    created_[pointer_string(tokens, i + 1)] = node;
+    node = &(*node)[TokenKey(tokens[i]).str()];
+    created_.emplace(std::string(pointer.prefix(i + 1)), node);
   }
 }
 
 PatchChange JsonPatchBuilder::append_unique(const json::json_pointer& array, const json& value) {
-  auto tokens = pointer_tokens(array);
-  if (tokens.empty()) return blocked("cannot append to the document itself");
-  Place place = find_container(tokens, /*leaf_is_array=*/true);
+  const Pointer pointer(array.to_string());
+  if (pointer.tokens.empty()) return blocked("cannot append to the document itself");
+  Place place = find_container(pointer, /*leaf_is_array=*/true);
   if (place.blocked) return PatchChange::Blocked;
   if (place.created != nullptr) {
     json& container = *place.created;
-    if (!container.is_array()) return blocked(pointer_string(tokens, tokens.size()) + " is not a list");
+    if (!container.is_array()) return blocked(pointer.text + " is not a list");
     if (std::find(container.begin(), container.end(), value) != container.end()) return PatchChange::Unchanged;
     container.push_back(value);
     return PatchChange::Added;
   }
   if (place.original) {
     JsonElement container = *place.original;
-    if (!container.is_array()) {
-      return blocked(pointer_string(tokens, tokens.size()) + " is " + described(container) + ", not a list");
-    }
+    if (!container.is_array()) return blocked(pointer.text + " is " + described(container) + ", not a list");
     if (contains_equal(container, value)) return PatchChange::Unchanged;
-    std::string path = pointer_string(tokens, tokens.size());
+    std::string path = pointer.text + "/-";
     for (const auto& op : operations_) {
-      if (op.path == path + "/-" && op.value == value) return PatchChange::Unchanged;
+      if (op.path == path && op.value == value) return PatchChange::Unchanged;
     }
-    tokens.push_back("-");
-    add_operation(tokens, tokens.size(), value);
+    operations_.push_back({std::move(path), value});
     return PatchChange::Added;
   }
-  add_created(tokens, place.missing_from, json::array({value}));
+  add_created(pointer, place.missing_from, json::array({value}));
   return PatchChange::Added;
 }
 

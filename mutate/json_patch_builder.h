@@ -11,6 +11,7 @@
 
 #include <memory>
 #include <optional>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -51,24 +52,33 @@ class JsonPatchBuilder {
     json value;
   };
 
+  // A JSON Pointer as its escaped text and views of its escaped reference tokens, so that the pointer to
+  // the first n tokens, prefix(n), costs no copy. Pinned in place: the views point into `text`.
+  struct Pointer {
+    std::string text;
+    std::vector<std::string_view> tokens;
+    explicit Pointer(std::string escaped);
+    Pointer(const Pointer&) = delete;
+    Pointer& operator=(const Pointer&) = delete;
+    std::string_view prefix(std::size_t n) const;
+  };
   // Where a container is: in the original object, inside a value this patch creates, or nowhere yet.
   struct Place {
     std::optional<JsonElement> original;  // found in the original object
-    json* created = nullptr;         // found (or made) inside a created value
-    std::size_t missing_from = 0;    // otherwise: tokens from this index on are absent from the original
+    json* created = nullptr;              // found (or made) inside a created value
+    std::size_t missing_from = 0;         // otherwise: tokens from this index on are absent from the original
     bool blocked = false;
   };
-  Place find_container(const std::vector<std::string>& tokens, bool leaf_is_array);
-  void add_operation(const std::vector<std::string>& tokens, std::size_t length, json value);
+  Place find_container(const Pointer& pointer, bool leaf_is_array);
   // One add creating tokens[missing_from..] with `leaf` at the end (a map holding the key, or a list).
-  void add_created(const std::vector<std::string>& tokens, std::size_t missing_from, json leaf);
+  void add_created(const Pointer& pointer, std::size_t missing_from, json leaf);
   PatchChange blocked(std::string reason);
 
   std::shared_ptr<const JsonDocument> owned_;  // when built from a json
   JsonElement original_;
   std::deque<Operation> operations_;      // deque: references into values stay valid as it grows
-  std::map<std::string, json*> created_;  // pointer -> container created by this patch
-  std::map<std::string, json*> added_;    // pointer -> value of an add at an existing container
+  std::map<std::string, json*, std::less<>> created_;  // pointer -> container created by this patch
+  std::map<std::string, json*, std::less<>> added_;    // pointer -> value of an add at an existing container
   std::string blocked_reason_;
 };
 

@@ -48,7 +48,11 @@ TEST_CASE("the simple grammar takes fields, quoted fields, indexes and iteration
   CHECK(SimplePath::parse(".spec.workerGroupSpecs[0]").has_value());
   CHECK(SimplePath::parse(".").has_value());
   CHECK(SimplePath::parse(".[0]").has_value());
-  CHECK_FALSE(SimplePath::parse(".spec.a[]?").has_value());
+  CHECK(SimplePath::parse(".spec.a[]?").has_value());
+  CHECK(SimplePath::parse(".spec.workerGroupSpecs[]?.template").has_value());
+  CHECK_FALSE(SimplePath::parse(".spec.a?").has_value());
+  CHECK_FALSE(SimplePath::parse(".spec.a[]??").has_value());
+  CHECK_FALSE(SimplePath::parse(".spec.a[0]?").has_value());
   CHECK_FALSE(SimplePath::parse(".spec | .a").has_value());
   CHECK_FALSE(SimplePath::parse(".a[-1]").has_value());
   CHECK_FALSE(SimplePath::parse(".a.[0]").has_value());  // jq 1.6 refuses it
@@ -84,6 +88,20 @@ TEST_CASE("errors end the stream after the outputs before them, in both evaluato
     CHECK(jq_error);
   }
   CHECK(native_paths(".a[].b[]", doc) == std::vector<std::string>{"/a/0/b/0"});
+}
+
+TEST_CASE("[]? iterates what it can and gives nothing, not an error, on anything else, as jq does") {
+  for (const char* text : {R"({"a":[{"b":1},{"b":2}]})", R"({"a":{"y":{"b":1},"x":{"b":2}}})", R"({"a":null})", R"({})",
+                           R"({"a":"text"})", R"({"a":7})", R"({"a":[1,{"b":3}]})", R"("top")"}) {
+    json doc = json::parse(text);
+    for (const char* expression : {".a[]?", ".a[]?.b", ".[]?", ".a[]?[]?"}) {
+      CAPTURE(text);
+      CAPTURE(expression);
+      bool native_error = false, jq_error = false;
+      CHECK(native_paths(expression, doc, &native_error) == jq_paths(expression, doc, &jq_error));
+      CHECK(native_error == jq_error);
+    }
+  }
 }
 
 TEST_CASE("a key with a slash or a tilde is escaped in the pointer") {

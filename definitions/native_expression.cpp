@@ -1,0 +1,358 @@
+#include "definitions/native_expression.h"
+
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
+
+#include "definitions/simple_path.h"
+
+namespace karta {
+
+struct NativeExpression::Node {
+  enum class Kind { Path, Number, ToNumber, Pipe, Alternative, Add, Subtract, Multiply };
+  Kind kind = Kind::Path;
+  SimplePath path;  // Path: relative to the input; no steps is `.`
+  double number = 0;
+  std::shared_ptr<const Node> left, right;
+};
+
+namespace {
+
+using Node = NativeExpression::Node;
+using NodePtr = std::shared_ptr<const Node>;
+
+bool identifier_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
+bool identifier_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+class Parser {
+ public:
+  explicit Parser(std::string_view text) : text_(text) {}
+
+  NodePtr parse() {
+    NodePtr node = pipe();
+    skip();
+    return node && pos_ == text_.size() ? node : nullptr;
+  }
+
+ private:
+  // jq's own white space only.
+  void skip() {
+    while (pos_ < text_.size() && (text_[pos_] == ' ' || text_[pos_] == '\t' || text_[pos_] == '\n')) ++pos_;
+  }
+  char peek(std::size_t ahead = 0) const { return pos_ + ahead < text_.size() ? text_[pos_ + ahead] : '\0'; }
+
+  // An operator, not the start of a longer one (`|=`, `//=`, `*=`...).
+  bool eat_operator(std::string_view op) {
+    skip();
+    if (text_.substr(pos_, op.size()) != op) return false;
+    char next = pos_ + op.size() < text_.size() ? text_[pos_ + op.size()] : '\0';
+    if (next == '=' || (op == "/" && next == '/') || (op == "|" && next == '|')) return false;
+    pos_ += op.size();
+    return true;
+  }
+
+  static NodePtr binary(Node::Kind kind, NodePtr left, NodePtr right) {
+    if (!left || !right) return nullptr;
+    auto node = std::make_shared<Node>();
+    node->kind = kind;
+    node->left = std::move(left);
+    node->right = std::move(right);
+    return node;
+  }
+
+  NodePtr pipe() {
+    NodePtr left = alternative();
+    while (left && eat_operator("|")) left = binary(Node::Kind::Pipe, left, alternative());
+    return left;
+  }
+
+  // `//` is right-associative and binds looser than arithmetic.
+  NodePtr alternative() {
+    NodePtr left = additive();
+    if (left && eat_operator("//")) return binary(Node::Kind::Alternative, left, alternative());
+    return left;
+  }
+
+  NodePtr additive() {
+    NodePtr left = multiplicative();
+    while (left) {
+      if (eat_operator("+")) {
+        left = binary(Node::Kind::Add, left, multiplicative());
+      } else if (eat_operator("-")) {
+        left = binary(Node::Kind::Subtract, left, multiplicative());
+      } else {
+        break;
+      }
+    }
+    return left;
+  }
+
+  NodePtr multiplicative() {
+    NodePtr left = primary();
+    while (left && eat_operator("*")) left = binary(Node::Kind::Multiply, left, primary());
+    return left;
+  }
+
+  NodePtr primary() {
+    skip();
+    char c = peek();
+    if (c == '(') {
+      ++pos_;
+      NodePtr inner = pipe();
+      skip();
+      if (!inner || peek() != ')') return nullptr;
+      ++pos_;
+      return inner;
+    }
+    if (std::isdigit(static_cast<unsigned char>(c))) return number();
+    if (c == '.') return path();
+    if (text_.substr(pos_, 8) == "tonumber" && !identifier_char(peek(8))) {
+      pos_ += 8;
+      auto node = std::make_shared<Node>();
+      node->kind = Node::Kind::ToNumber;
+      return node;
+    }
+    return nullptr;
+  }
+
+  // Digits with an optional fraction; anything richer (exponents, "1.") is left to jq.
+  NodePtr number() {
+    std::size_t start = pos_;
+    while (std::isdigit(static_cast<unsigned char>(peek()))) ++pos_;
+    if (peek() == '.') {
+      if (!std::isdigit(static_cast<unsigned char>(peek(1)))) return nullptr;
+      ++pos_;
+      while (std::isdigit(static_cast<unsigned char>(peek()))) ++pos_;
+    }
+    if (identifier_char(peek()) || peek() == '.') return nullptr;
+    auto node = std::make_shared<Node>();
+    node->kind = Node::Kind::Number;
+    node->number = std::strtod(std::string(text_.substr(start, pos_ - start)).c_str(), nullptr);
+    return node;
+  }
+
+  // The longest run of path syntax, handed to SimplePath's own parser.
+  NodePtr path() {
+    std::size_t start = pos_;
+    ++pos_;  // '.'
+    bool after_dot = true;
+    while (pos_ < text_.size()) {
+      char c = peek();
+      if (after_dot && identifier_start(c)) {
+        while (identifier_char(peek())) ++pos_;
+      } else if (after_dot && c == '"') {
+        if (!skip_string()) return nullptr;
+      } else if (c == '[') {
+        ++pos_;
+        while (pos_ < text_.size() && peek() != ']') {
+          if (peek() == '"' && !skip_string()) return nullptr;
+          if (peek() != ']' && peek() != '"') ++pos_;
+        }
+        if (peek() != ']') return nullptr;
+        ++pos_;
+        if (peek() == '?') ++pos_;
+      } else if (c == '.' && (identifier_start(peek(1)) || peek(1) == '"' || peek(1) == '[')) {
+        ++pos_;
+        after_dot = true;
+        continue;
+      } else {
+        break;
+      }
+      after_dot = false;
+    }
+    auto parsed = SimplePath::parse(text_.substr(start, pos_ - start));
+    if (!parsed) return nullptr;
+    auto node = std::make_shared<Node>();
+    node->kind = Node::Kind::Path;
+    node->path = std::move(*parsed);
+    return node;
+  }
+
+  bool skip_string() {
+    ++pos_;  // '"'
+    while (pos_ < text_.size() && peek() != '"') pos_ += peek() == '\\' ? 2 : 1;
+    if (peek() != '"') return false;
+    ++pos_;
+    return true;
+  }
+
+  std::string_view text_;
+  std::size_t pos_ = 0;
+};
+
+// A value met while evaluating: a place in the object, a computed number, or null (a missing member).
+struct Value {
+  enum class Kind { Element, Number, Null } kind = Kind::Null;
+  JsonElement element;
+  double number = 0;
+};
+using Stream = std::vector<Value>;
+
+Value element_value(JsonElement element) {
+  if (element.is_null()) return {};
+  return {Value::Kind::Element, element, 0};
+}
+
+std::optional<double> number_of(const Value& v) {
+  if (v.kind == Value::Kind::Number) return v.number;
+  if (v.kind == Value::Kind::Element && v.element.is_number()) return double(v.element.get_double().value_unsafe());
+  return std::nullopt;
+}
+
+bool truthy(const Value& v) {
+  if (v.kind == Value::Kind::Null) return false;
+  if (v.kind == Value::Kind::Element && v.element.is_bool()) return v.element.get_bool().value_unsafe();
+  return true;
+}
+
+// Numbers as jq holds them (doubles), written back as jq_program.h writes them.
+json number_json(double number) {
+  if (std::isfinite(number) && std::nearbyint(number) == number && std::fabs(number) < 9.007199254740992e15) {
+    return static_cast<std::int64_t>(number);
+  }
+  return number;
+}
+
+json jq_json(JsonElement element) {
+  if (element.is_number()) return number_json(element.get_double().value_unsafe());
+  if (element.is_array()) {
+    json array = json::array();
+    for (auto item : array_of(element)) array.push_back(jq_json(item));
+    return array;
+  }
+  if (element.is_object()) {
+    json object = json::object();
+    for (const auto& [key, item] : sorted_members(element)) object[std::string(key)] = jq_json(item);
+    return object;
+  }
+  return to_json(element);
+}
+
+class Evaluator {
+ public:
+  explicit Evaluator(std::size_t max_outputs) : max_(max_outputs) {}
+
+  // False: give up, jq decides.
+  bool run(const Node& node, const Value& input, Stream& out) {
+    switch (node.kind) {
+      case Node::Kind::Path:
+        return walk(node.path, input, out);
+      case Node::Kind::Number:
+        out.push_back({Value::Kind::Number, {}, node.number});
+        return true;
+      case Node::Kind::ToNumber: {
+        auto number = number_of(input);
+        if (!number) return false;  // jq parses strings; not imitated
+        out.push_back({Value::Kind::Number, {}, *number});
+        return true;
+      }
+      case Node::Kind::Pipe: {
+        Stream left;
+        if (!run(*node.left, input, left)) return false;
+        for (const auto& v : left) {
+          if (!run(*node.right, v, out) || out.size() > max_) return false;
+        }
+        return true;
+      }
+      case Node::Kind::Alternative: {
+        Stream left;
+        if (!run(*node.left, input, left)) return false;
+        std::size_t before = out.size();
+        for (const auto& v : left) {
+          if (truthy(v)) out.push_back(v);
+        }
+        return out.size() > before || run(*node.right, input, out);
+      }
+      default: {
+        Stream left, right;
+        if (!run(*node.left, input, left) || !run(*node.right, input, right)) return false;
+        if (left.size() != 1 || right.size() != 1) return false;  // jq's cartesian order: not imitated
+        auto a = number_of(left[0]), b = number_of(right[0]);
+        if (!a || !b) return false;  // null + 1, string * number, object * object: jq's own rules
+        double result = node.kind == Node::Kind::Add ? *a + *b : node.kind == Node::Kind::Subtract ? *a - *b : *a * *b;
+        out.push_back({Value::Kind::Number, {}, result});
+        return true;
+      }
+    }
+  }
+
+ private:
+  bool walk(const SimplePath& path, const Value& input, Stream& out) {
+    Stream current{input};
+    for (const auto& step : path.steps()) {
+      Stream next;
+      for (const auto& v : current) {
+        const bool null = v.kind == Value::Kind::Null;
+        if (const auto* field = std::get_if<SimplePath::Field>(&step)) {
+          if (null) {
+            next.emplace_back();
+          } else if (v.kind == Value::Kind::Element && v.element.is_object()) {
+            auto found = member(v.element, field->name);
+            next.push_back(found ? element_value(*found) : Value{});
+          } else {
+            return false;  // jq: Cannot index ... with "..."
+          }
+        } else if (const auto* index = std::get_if<SimplePath::Index>(&step)) {
+          if (null) {
+            next.emplace_back();
+          } else if (v.kind == Value::Kind::Element && v.element.is_array()) {
+            auto item = array_of(v.element).at(index->index);
+            next.push_back(item.error() ? Value{} : element_value(item.value_unsafe()));
+          } else {
+            return false;
+          }
+        } else {
+          bool iterable = v.kind == Value::Kind::Element && (v.element.is_array() || v.element.is_object());
+          if (!iterable) {
+            if (std::get<SimplePath::Iterate>(step).optional) continue;
+            return false;  // jq: Cannot iterate over ...
+          }
+          if (v.element.is_array()) {
+            for (auto item : array_of(v.element)) next.push_back(element_value(item));
+          } else {
+            for (const auto& [key, item] : sorted_members(v.element)) next.push_back(element_value(item));
+          }
+        }
+        if (next.size() > max_) return false;
+      }
+      current = std::move(next);
+    }
+    out.insert(out.end(), current.begin(), current.end());
+    return out.size() <= max_;
+  }
+
+  std::size_t max_;
+};
+
+}  // namespace
+
+std::optional<NativeExpression> NativeExpression::parse(std::string_view expression) {
+  NodePtr root = Parser(expression).parse();
+  if (!root) return std::nullopt;
+  NativeExpression native;
+  native.root_ = std::move(root);
+  return native;
+}
+
+std::optional<std::vector<json>> NativeExpression::evaluate(JsonElement input, std::size_t max_outputs) const {
+  Stream outputs;
+  if (!Evaluator(max_outputs).run(*root_, element_value(input), outputs)) return std::nullopt;
+  std::vector<json> values;
+  values.reserve(outputs.size());
+  for (const auto& v : outputs) {
+    switch (v.kind) {
+      case Value::Kind::Null:
+        values.emplace_back(nullptr);
+        break;
+      case Value::Kind::Number:
+        values.push_back(number_json(v.number));
+        break;
+      case Value::Kind::Element:
+        values.push_back(jq_json(v.element));
+        break;
+    }
+  }
+  return values;
+}
+
+}  // namespace karta

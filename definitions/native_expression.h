@@ -1,0 +1,41 @@
+#pragma once
+
+// The value expressions definitions use most, evaluated without jq: replica counts such as
+//   .spec.replicas // 1
+//   .spec.replicatedJobs[] | (.replicas // 1 | tonumber) * (.template.spec.parallelism // 1 | tonumber)
+// The grammar is a small part of jq's: `|`, `//`, `*`, `+`, `-`, parentheses, number literals,
+// `tonumber` and simple paths (simple_path.h) relative to the input. jq runs once per request otherwise
+// (about 20 us, plus converting the object), and these are the only jq a JobSet or a Deployment needs.
+//
+// Native when provably the same, jq otherwise: evaluation gives up (nullopt) on anything whose jq 1.6
+// semantics it does not reproduce exactly: an error, a non-number in arithmetic or `tonumber`, an
+// operand with other than one value. The caller then runs the expression through jq. Tests compare
+// both on every catalog expression and sample.
+
+#include <memory>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "definitions/json_document.h"
+
+namespace karta {
+
+class NativeExpression {
+ public:
+  // The expression, or nullopt when it uses anything beyond the grammar above.
+  static std::optional<NativeExpression> parse(std::string_view expression);
+
+  // jq's outputs on `input`, as jq_program.h converts them (integral numbers as integers); nullopt
+  // where jq's answer may differ, and jq must decide. At most `max_outputs` outputs, else nullopt.
+  std::optional<std::vector<json>> evaluate(JsonElement input, std::size_t max_outputs) const;
+
+  struct Node;
+
+ private:
+  std::shared_ptr<const Node> root_;
+};
+
+}  // namespace karta

@@ -1,0 +1,147 @@
+#include <doctest/doctest.h>
+
+#include <filesystem>
+
+#include "definitions/compiled_definition.h"
+#include "definitions/jq_program.h"
+#include "definitions/native_expression.h"
+#include "support/test_support.h"
+
+using karta::json;
+using karta::JsonDocument;
+using karta::NativeExpression;
+namespace test = karta::test;
+
+namespace {
+
+std::optional<std::vector<json>> native(const std::string& expression, const std::string& document) {
+  auto parsed = NativeExpression::parse(expression);
+  REQUIRE_MESSAGE(parsed.has_value(), expression);
+  auto doc = JsonDocument::parse(document);
+  return parsed->evaluate(doc.root(), 1000);
+}
+
+std::vector<json> jq(const std::string& expression, const std::string& document) {
+  karta::JqProgram program(expression, 1);
+  auto doc = JsonDocument::parse(document);
+  karta::JqInput input(doc.root());
+  auto outcome = program.run(input, 1000);
+  REQUIRE_FALSE(outcome.error.has_value());
+  return outcome.outputs;
+}
+
+const char* const kJobSetReplicas =
+    ".spec.replicatedJobs[] | (.replicas // 1 | tonumber) * (.template.spec.parallelism // 1 | tonumber)";
+
+}  // namespace
+
+TEST_CASE("the native grammar takes paths, pipes, //, arithmetic, parentheses, numbers and tonumber only") {
+  for (const char* text : {".spec.replicas // 1", kJobSetReplicas, ".a - 1 + .b * 2", "(.a)", ".a[]?.b // 0",
+                           "1.5", ".", ".a | . * 2", ".a//.b//3"}) {
+    CAPTURE(text);
+    CHECK(NativeExpression::parse(text).has_value());
+  }
+  for (const char* text : {"if .a then 1 else 2 end", ".spec.mpiReplicaSpecs | keys[]", "[.a, .b] | max", "$x",
+                           ".a?", "1e3", "\"1\"", ".a |= 1", ".a //= 1", "-1", ".a / 2", ".a, .b", ".a == 1",
+                           "tonumbers", "(.a", ".a)", "1.", ".a # comment", "..", ".a[] as $x | $x", "length"}) {
+    CAPTURE(text);
+    CHECK_FALSE(NativeExpression::parse(text).has_value());
+  }
+}
+
+TEST_CASE("native evaluation gives jq's outputs, numbers written as jq_program writes them") {
+  const std::string demo = R"({"spec":{"replicatedJobs":[
+      {"name":"leader","replicas":1,"template":{"spec":{"parallelism":1}}},
+      {"name":"worker","replicas":2,"template":{"spec":{"parallelism":4}}},
+      {"name":"cpu","template":{"spec":{}}},
+      {"name":"half","replicas":3,"template":{"spec":{"parallelism":0.5}}}]}})";
+  CHECK(native(kJobSetReplicas, demo) == std::vector<json>{1, 8, 1, 1.5});
+  CHECK(native(kJobSetReplicas, demo) == jq(kJobSetReplicas, demo));
+  for (const char* expression : {".spec.replicas // 1", ".spec.replicatedJobs[1].replicas - 1 + 10",
+                                 ".spec.replicatedJobs[].name // \"x\"", ".spec.replicatedJobs[]?.replicas // 0",
+                                 ".spec.missing[]? // 7", ".spec.replicatedJobs[0]", ".spec.replicatedJobs[9] // false"}) {
+    auto parsed = NativeExpression::parse(expression);
+    if (!parsed) continue;  // a string literal: not in the grammar
+    CAPTURE(expression);
+    auto doc = JsonDocument::parse(demo);
+    auto outputs = parsed->evaluate(doc.root(), 1000);
+    REQUIRE(outputs.has_value());
+    CHECK(*outputs == jq(expression, demo));
+  }
+  // false and null are not values for //; 0 and "" are.
+  CHECK(native(".a // 5", R"({"a":false})") == std::vector<json>{5});
+  CHECK(native(".a // 5", R"({"a":null})") == std::vector<json>{5});
+  CHECK(native(".a // 5", R"({"a":0})") == std::vector<json>{0});
+  CHECK(native(".a[] // 5", R"({"a":[null,2,false,3]})") == std::vector<json>{2, 3});
+  CHECK(native(".a[] // 5", R"({"a":[null,false]})") == std::vector<json>{5});
+  CHECK(native(".a // 5", R"({"a":0})") == jq(".a // 5", R"({"a":0})"));
+}
+
+TEST_CASE("where jq 1.6's answer could differ, native evaluation gives up and jq decides") {
+  // A string in arithmetic (jq repeats it), tonumber on a string (jq parses it), an operand with two
+  // values (jq's cartesian order), null in arithmetic (jq treats it as 0 for +), errors of every kind.
+  CHECK_FALSE(native(".a * 2", R"({"a":"x"})").has_value());
+  CHECK_FALSE(native(".a | tonumber", R"({"a":"3"})").has_value());
+  CHECK_FALSE(native(".a[] * 2", R"({"a":[1,2]})").has_value());
+  CHECK_FALSE(native(".a + 1", R"({"b":1})").has_value());
+  CHECK_FALSE(native(".a.b", R"({"a":"text"})").has_value());
+  CHECK_FALSE(native(".a[]", R"({"a":5})").has_value());
+  CHECK_FALSE(native(".a[0]", R"({"a":{"0":1}})").has_value());
+  CHECK_FALSE(native(".a[]", R"({})").has_value());  // jq: Cannot iterate over null
+  std::string many = R"({"a":[)";
+  for (int i = 0; i < 1500; ++i) many += (i ? "," : "") + std::to_string(i);
+  CHECK_FALSE(native(".a[]", many + "]}").has_value());  // past the cap: jq caps it
+}
+
+TEST_CASE("a definition answers through jq when native evaluation gives up") {
+  const auto* definition = test::builtin_catalog().find({"jobset.x-k8s.io", "v1alpha2", "JobSet"});
+  REQUIRE(definition != nullptr);
+  karta::ExpressionId replicas = karta::kNoExpression;
+  for (const auto& plan : definition->components()) {
+    if (plan.replicas != karta::kNoExpression) replicas = plan.replicas;
+  }
+  REQUIRE(replicas != karta::kNoExpression);
+  REQUIRE(definition->expressions()[replicas].native.has_value());
+  // replicas as a string: jq's tonumber parses it, native evaluation does not try.
+  auto document = JsonDocument::parse(R"({"spec":{"replicatedJobs":[
+      {"name":"a","replicas":"3","template":{"spec":{"parallelism":2,"template":{"spec":{}}}}},
+      {"name":"b","replicas":2,"template":{"spec":{"template":{"spec":{}}}}}]}})");
+  karta::DefinitionEvaluation evaluation(*definition, document.root());
+  const auto& outcome = evaluation.outcome(replicas);
+  CHECK_FALSE(outcome.error.has_value());
+  CHECK(outcome.values == std::vector<json>{6, 2});
+}
+
+TEST_CASE("every native catalog expression gives what libjq gives, on every sample") {
+  auto corpus = test::corpus_dir();
+  if (!corpus) return;
+  std::vector<json> objects;
+  for (const auto& file : std::filesystem::directory_iterator(*corpus / "samples")) {
+    for (auto& d : test::documents(file.path())) objects.push_back(std::move(d.value));
+  }
+  objects.push_back(test::document(test::source_dir() / "examples/jobset-demo.yaml"));
+  std::size_t expressions = 0, compared = 0, answered = 0;
+  for (const auto& definition : test::builtin_catalog().definitions()) {
+    for (const auto& e : definition->expressions()) {
+      if (!e.native) continue;
+      ++expressions;
+      CAPTURE(e.field.expression);
+      karta::JqProgram program(e.field.expression, 1);
+      for (const auto& object : objects) {
+        auto document = JsonDocument::from(object);
+        auto by_native = e.native->evaluate(document.root(), 1000);
+        karta::JqInput input(document.root());
+        auto by_jq = program.run(input, 1000);
+        ++compared;
+        if (!by_native) continue;
+        ++answered;
+        CHECK_FALSE(by_jq.error.has_value());
+        CHECK(*by_native == by_jq.outputs);
+      }
+    }
+  }
+  MESSAGE(expressions << " native catalog expressions, " << compared << " evaluations, " << answered
+                      << " answered natively");
+  CHECK(expressions >= 15);
+  CHECK(answered >= 100);
+}
