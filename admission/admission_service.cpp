@@ -50,7 +50,7 @@ std::string short_warning(std::string text) {
 
 // The root kind a Karta object defines, read leniently (validation reports what is wrong with it).
 std::optional<GroupVersionKind> defined_kind(const json& karta) {
-  const json* kind = find_at(karta, json::json_pointer("/spec/structureDefinition/rootComponent/kind"));
+  const json* kind = find_json_at(karta, json::json_pointer("/spec/structureDefinition/rootComponent/kind"));
   if (kind == nullptr || !kind->is_object()) return std::nullopt;
   auto text = [&](const char* key) {
     auto it = kind->find(key);
@@ -65,7 +65,7 @@ AdmissionResult stamp_karta_labels(const AdmissionRequest& request) {
   if (!kind) return {AdmissionDecision::allow(), {}, "skipped:no-root-kind"};
   JsonPatchBuilder patch(*request.object);
   AdmissionResult result;
-  const json::json_pointer labels("/metadata/labels");
+  const JsonPointer labels("/metadata/labels");
   for (const auto& [key, value] : {std::pair{"run.ai/karta-group", kind->group}, std::pair{"run.ai/karta-version", kind->version},
                                    std::pair{"run.ai/karta-kind", kind->kind}}) {
     if (auto error = label_value_error(value); !error.empty()) {

@@ -27,8 +27,8 @@ std::string bundle_text(const std::vector<const CompiledExpression*>& members) {
   return text;
 }
 
-json::json_pointer pointer_from_jq_path(const json& path) {
-  json::json_pointer pointer;
+JsonPointer pointer_from_jq_path(const json& path) {
+  JsonPointer pointer;
   for (const auto& token : path) {
     if (token.is_string()) {
       pointer /= token.get<std::string>();

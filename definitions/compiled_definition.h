@@ -39,7 +39,7 @@ struct CompiledExpression {
 };
 
 struct ExpressionOutcome {
-  std::vector<json::json_pointer> pointers;  // Path mode
+  std::vector<JsonPointer> pointers;  // Path mode
   std::vector<json> values;                  // Value mode
   std::optional<std::string> error;          // what ended evaluation early
   bool capped = false;                       // more than kMaxExpressionOutputs outputs

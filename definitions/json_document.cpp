@@ -194,14 +194,14 @@ std::vector<std::string> tokens_of(const json::json_pointer& pointer) {
   return tokens;
 }
 
-bool array_index(const std::string& token, std::size_t& index) {
+bool array_index(std::string_view token, std::size_t& index) {
   auto [end, ec] = std::from_chars(token.data(), token.data() + token.size(), index);
   return ec == std::errc() && end == token.data() + token.size();
 }
 
 }  // namespace
 
-const json* find_at(const json& document, const json::json_pointer& pointer) {
+const json* find_json_at(const json& document, const json::json_pointer& pointer) {
   const json* node = &document;
   for (const auto& token : tokens_of(pointer)) {
     if (node->is_object()) {
@@ -219,24 +219,30 @@ const json* find_at(const json& document, const json::json_pointer& pointer) {
   return node;
 }
 
-std::optional<JsonElement> find_at(JsonElement document, const json::json_pointer& pointer) {
-  std::vector<std::string> tokens = tokens_of(pointer);
+std::optional<JsonElement> find_at(JsonElement document, const JsonPointer& pointer) {
   JsonElement node = document;
-  for (const auto& token : tokens) {
+  bool found = pointer.for_each_escaped([&](std::string_view escaped) {
+    std::string unescaped;
+    std::string_view token = escaped;
+    if (escaped.find('~') != std::string_view::npos) token = unescaped = unescape_pointer_token(escaped);
     if (node.is_object()) {
-      auto found = member(node, token);
-      if (!found) return std::nullopt;
-      node = *found;
-    } else if (node.is_array()) {
-      std::size_t index = 0;
-      if (!array_index(token, index)) return std::nullopt;
-      auto item = array_of(node).at(index);
-      if (item.error()) return std::nullopt;
-      node = item.value_unsafe();
-    } else {
-      return std::nullopt;
+      auto next = member(node, token);
+      if (!next) return false;
+      node = *next;
+      return true;
     }
-  }
+    if (node.is_array()) {
+      std::size_t index = 0;
+      auto [end, ec] = std::from_chars(token.data(), token.data() + token.size(), index);
+      if (ec != std::errc() || end != token.data() + token.size()) return false;
+      auto item = array_of(node).at(index);
+      if (item.error()) return false;
+      node = item.value_unsafe();
+      return true;
+    }
+    return false;
+  });
+  if (!found) return std::nullopt;
   return node;
 }
 

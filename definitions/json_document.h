@@ -20,6 +20,8 @@
 #include <nlohmann/json.hpp>
 #include <simdjson.h>
 
+#include "definitions/json_pointer.h"
+
 namespace karta {
 
 using json = nlohmann::json;
@@ -79,7 +81,7 @@ json to_json(JsonElement value);
 std::string dump(JsonElement value);  // compact JSON
 
 // The value at `pointer`, or nothing when the pointer leads nowhere in `document` (never throws).
-std::optional<JsonElement> find_at(JsonElement document, const json::json_pointer& pointer);
-const json* find_at(const json& document, const json::json_pointer& pointer);
+std::optional<JsonElement> find_at(JsonElement document, const JsonPointer& pointer);
+const json* find_json_at(const json& document, const json::json_pointer& pointer);  // the same in a built value
 
 }  // namespace karta

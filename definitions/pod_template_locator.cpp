@@ -9,27 +9,27 @@ namespace {
 
 bool present(const std::optional<JsonElement>& value) { return value && !value->is_null(); }
 
-bool is_object_at(JsonElement object, const json::json_pointer& pointer) {
+bool is_object_at(JsonElement object, const JsonPointer& pointer) {
   auto value = find_at(object, pointer);
   return value && value->is_object();
 }
 
 // `pointer` names an object, or a place an object can be added (its parent is an object).
-bool object_or_addable(JsonElement object, const json::json_pointer& pointer) {
+bool object_or_addable(JsonElement object, const JsonPointer& pointer) {
   auto value = find_at(object, pointer);
   if (present(value)) return value->is_object();
   return pointer.empty() || is_object_at(object, pointer.parent_pointer());
 }
 
 // The longest common prefix of the parents of `pointers`: a fragmented instance's root.
-json::json_pointer instance_root(const std::vector<json::json_pointer>& pointers) {
+JsonPointer instance_root(const std::vector<JsonPointer>& pointers) {
   std::vector<std::vector<std::string>> all;
   for (const auto& p : pointers) {
     std::vector<std::string> tokens;
-    for (json::json_pointer q = p.parent_pointer(); !q.empty(); q = q.parent_pointer()) tokens.push_back(q.back());
+    for (JsonPointer q = p.parent_pointer(); !q.empty(); q = q.parent_pointer()) tokens.push_back(q.back());
     all.emplace_back(tokens.rbegin(), tokens.rend());
   }
-  json::json_pointer root;
+  JsonPointer root;
   for (std::size_t depth = 0; !all.empty(); ++depth) {
     if (depth >= all[0].size()) break;
     const std::string& token = all[0][depth];
@@ -52,7 +52,7 @@ class Locator {
  public:
   explicit Locator(DefinitionEvaluation& evaluation) : evaluation_(evaluation) {}
 
-  const std::vector<json::json_pointer>* pointers(ExpressionId id) {
+  const std::vector<JsonPointer>* pointers(ExpressionId id) {
     if (id == kNoExpression) return nullptr;
     const auto& outcome = evaluation_.outcome(id);
     note_problems(outcome, id);
@@ -78,7 +78,7 @@ class Locator {
   std::set<ExpressionId> noted_;
 };
 
-std::optional<json::json_pointer> at(const std::vector<json::json_pointer>* list, std::size_t i) {
+std::optional<JsonPointer> at(const std::vector<JsonPointer>* list, std::size_t i) {
   if (list == nullptr || i >= list->size()) return std::nullopt;
   return (*list)[i];
 }
@@ -129,12 +129,12 @@ WorkloadLayout locate_pod_templates(DefinitionEvaluation& evaluation) {
         t.container = at(container, i);
         // The instance's root is what its pieces share (a Dynamo service, a Milvus component, a NIMService's
         // spec). The instance exists when its root does; maps missing below the root are created.
-        std::vector<json::json_pointer> pieces;
+        std::vector<JsonPointer> pieces;
         for (const auto* piece : {&t.labels, &t.annotations, &t.scheduler_name, &t.tolerations, &t.node_selector,
                                   &t.resources, &t.containers, &t.container}) {
           if (*piece) pieces.push_back(**piece);
         }
-        json::json_pointer root = instance_root(pieces);
+        JsonPointer root = instance_root(pieces);
         if (pieces.empty() || !is_object_at(object, root)) {
           instances.emplace_back();  // keeps positions aligned with ids and replicas
           continue;
@@ -151,7 +151,7 @@ WorkloadLayout locate_pod_templates(DefinitionEvaluation& evaluation) {
         metadata = nullptr;
       }
       for (std::size_t i = 0; locations != nullptr && i < locations->size(); ++i) {
-        const json::json_pointer& pointer = (*locations)[i];
+        const JsonPointer& pointer = (*locations)[i];
         auto value = find_at(object, pointer);
         if (!present(value)) {  // never create a template the user did not write
           instances.emplace_back();

@@ -16,15 +16,15 @@ struct PodTemplateLocation {
   std::string instance;   // instance id: "leader", "Worker", or the component name
   SpecKind kind = SpecKind::None;
   // The template itself: a PodTemplateSpec, a PodSpec, or (fragmented) the object holding the labels map.
-  json::json_pointer location;
+  JsonPointer location;
   // Maps that receive labels and annotations; may be absent from the object (then created).
-  std::optional<json::json_pointer> labels;
-  std::optional<json::json_pointer> annotations;
+  std::optional<JsonPointer> labels;
+  std::optional<JsonPointer> annotations;
   // The pod spec, when there is one: scheduler name, tolerations and node selector go inside it.
-  std::optional<json::json_pointer> pod_spec;
+  std::optional<JsonPointer> pod_spec;
   // Fragmented definitions name each piece instead.
-  std::optional<json::json_pointer> scheduler_name, tolerations, node_selector, resources, containers, container;
-  std::vector<json::json_pointer> additional_containers;  // present ones only
+  std::optional<JsonPointer> scheduler_name, tolerations, node_selector, resources, containers, container;
+  std::vector<JsonPointer> additional_containers;  // present ones only
   std::int64_t replicas = 1;  // pods of this instance, from scaleDefinition.replicasPath
 };
 

@@ -101,11 +101,11 @@ SimplePath::Result SimplePath::evaluate(JsonElement document, std::size_t max_ou
   Result result;
   // Depth-first over the steps, in jq's output order; a frame is a place reached after `step` steps.
   struct Frame {
-    json::json_pointer pointer;
+    JsonPointer pointer;
     std::optional<JsonElement> value;
     std::size_t step;
   };
-  std::vector<Frame> stack{{json::json_pointer(), document, 0}};
+  std::vector<Frame> stack{{JsonPointer(), document, 0}};
   while (!stack.empty()) {
     Frame frame = std::move(stack.back());
     stack.pop_back();

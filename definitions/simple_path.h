@@ -37,7 +37,7 @@ class SimplePath {
   static std::optional<SimplePath> parse(std::string_view expression);
 
   struct Match {
-    json::json_pointer pointer;
+    JsonPointer pointer;
     std::optional<JsonElement> value;  // nullopt where the path leads to a missing member or index
   };
   struct Result {

@@ -47,28 +47,7 @@ bool contains_equal(JsonElement array, const json& value) {
 JsonPatchBuilder::JsonPatchBuilder(const json& original)
     : owned_(std::make_shared<const JsonDocument>(JsonDocument::from(original))), original_(owned_->root()) {}
 
-std::vector<std::string> pointer_tokens(const json::json_pointer& pointer) {
-  std::vector<std::string> tokens;
-  std::string text = pointer.to_string();
-  std::size_t pos = 0;
-  while (pos < text.size()) {  // text starts with '/' when not empty
-    std::size_t next = text.find('/', pos + 1);
-    std::string raw = text.substr(pos + 1, next == std::string::npos ? std::string::npos : next - pos - 1);
-    std::string token;
-    for (std::size_t i = 0; i < raw.size(); ++i) {
-      if (raw[i] == '~' && i + 1 < raw.size()) {
-        token += raw[i + 1] == '1' ? '/' : '~';
-        ++i;
-      } else {
-        token += raw[i];
-      }
-    }
-    tokens.push_back(std::move(token));
-    if (next == std::string::npos) break;
-    pos = next;
-  }
-  return tokens;
-}
+std::vector<std::string> pointer_tokens(const JsonPointer& pointer) { return pointer.tokens(); }
 
 std::string pointer_string(const std::vector<std::string>& tokens, std::size_t length) {
   std::string out;
@@ -181,7 +160,7 @@ JsonPatchBuilder::Place JsonPatchBuilder::find_container(const Pointer& pointer,
   return place;
 }
 
-PatchChange JsonPatchBuilder::set_member(const json::json_pointer& map, const std::string& key, const json& value,
+PatchChange JsonPatchBuilder::set_member(const JsonPointer& map, const std::string& key, const json& value,
                                          bool overwrite) {
   const Pointer pointer(map.to_string());
   Place place = find_container(pointer, /*leaf_is_array=*/false);
@@ -241,7 +220,7 @@ void JsonPatchBuilder::add_created(const Pointer& pointer, std::size_t missing_f
   }
 }
 
-PatchChange JsonPatchBuilder::append_unique(const json::json_pointer& array, const json& value) {
+PatchChange JsonPatchBuilder::append_unique(const JsonPointer& array, const json& value) {
   const Pointer pointer(array.to_string());
   if (pointer.tokens.empty()) return blocked("cannot append to the document itself");
   Place place = find_container(pointer, /*leaf_is_array=*/true);

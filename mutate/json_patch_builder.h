@@ -35,10 +35,10 @@ class JsonPatchBuilder {
   explicit JsonPatchBuilder(const json& original);
 
   // Sets member `key` of the object at `map` to `value`.
-  PatchChange set_member(const json::json_pointer& map, const std::string& key, const json& value, bool overwrite);
+  PatchChange set_member(const JsonPointer& map, const std::string& key, const json& value, bool overwrite);
 
   // Appends `value` to the array at `array` unless an equal element is already there.
-  PatchChange append_unique(const json::json_pointer& array, const json& value);
+  PatchChange append_unique(const JsonPointer& array, const json& value);
 
   // The patch: a JSON array of operations, in the order they were made.
   json operations() const;
@@ -83,7 +83,7 @@ class JsonPatchBuilder {
 };
 
 // The reference tokens of a JSON Pointer, unescaped (~1 is '/', ~0 is '~').
-std::vector<std::string> pointer_tokens(const json::json_pointer& pointer);
+std::vector<std::string> pointer_tokens(const JsonPointer& pointer);
 // A JSON Pointer string from tokens, escaped.
 std::string pointer_string(const std::vector<std::string>& tokens, std::size_t length);
 

@@ -21,17 +21,17 @@ class Mutator {
  public:
   Mutator(JsonElement object, MutationOutcome& outcome) : patch_(object), outcome_(outcome) {}
 
-  void set(const json::json_pointer& map, const std::string& key, const json& value, bool overwrite,
+  void set(const JsonPointer& map, const std::string& key, const json& value, bool overwrite,
            const std::string& where) {
     if (patch_.set_member(map, key, value, overwrite) == PatchChange::Blocked) block(where);
   }
 
-  void append(const json::json_pointer& list, const json& value, const std::string& where) {
+  void append(const JsonPointer& list, const json& value, const std::string& where) {
     if (patch_.append_unique(list, value) == PatchChange::Blocked) block(where);
   }
 
   // A label value, checked once its placeholders are filled.
-  void label(const json::json_pointer& map, const std::string& key, const std::string& value, bool overwrite,
+  void label(const JsonPointer& map, const std::string& key, const std::string& value, bool overwrite,
              const std::string& where) {
     if (auto error = label_value_error(value); !error.empty()) {
       outcome_.warnings.push_back(where + ": label " + key + " skipped: value \"" + value + "\" " + error);
@@ -71,8 +71,8 @@ MutationOutcome mutate_workload(JsonElement object, const CompiledDefinition& de
   Mutator mutator(object, outcome);
 
   const GroupVersionKind& kind = definition.root_kind();
-  const json::json_pointer workload_labels("/metadata/labels");
-  const json::json_pointer workload_annotations("/metadata/annotations");
+  const JsonPointer workload_labels("/metadata/labels");
+  const JsonPointer workload_annotations("/metadata/annotations");
   // A Pod's spec is immutable after creation: on UPDATE only its metadata may change.
   const bool spec_mutable = !(kind.group.empty() && kind.kind == "Pod" && context.operation == "UPDATE");
 
@@ -128,12 +128,12 @@ MutationOutcome mutate_workload(JsonElement object, const CompiledDefinition& de
       }
     }
     if (requests.gpus > 0) {
-      std::optional<json::json_pointer> tolerations =
+      std::optional<JsonPointer> tolerations =
           t.pod_spec ? std::optional(*t.pod_spec / "tolerations") : t.tolerations;
       if (tolerations) {
         for (const auto& toleration : policy.gpu.tolerations) mutator.append(*tolerations, toleration, where);
       }
-      std::optional<json::json_pointer> node_selector =
+      std::optional<JsonPointer> node_selector =
           t.pod_spec ? std::optional(*t.pod_spec / "nodeSelector") : t.node_selector;
       if (node_selector) {
         for (const auto& [key, value] : policy.gpu.node_selector) {

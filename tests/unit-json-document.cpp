@@ -29,11 +29,11 @@ TEST_CASE("a document parses into elements that read like the JSON they came fro
   REQUIRE(b.has_value());
   CHECK(std::string(karta::type_name(*b)) == "array");
   CHECK_FALSE(karta::member(*b, "a").has_value());  // not an object
-  CHECK(karta::string_of(*karta::find_at(document.root(), json::json_pointer("/a/k"))) == std::string_view("v"));
-  CHECK(karta::to_json(*karta::find_at(document.root(), json::json_pointer("/b/3"))) == "x");
-  CHECK_FALSE(karta::find_at(document.root(), json::json_pointer("/b/6")).has_value());
-  CHECK_FALSE(karta::find_at(document.root(), json::json_pointer("/b/01x")).has_value());
-  CHECK_FALSE(karta::find_at(document.root(), json::json_pointer("/a/k/deeper")).has_value());
+  CHECK(karta::string_of(*karta::find_at(document.root(), karta::JsonPointer("/a/k"))) == std::string_view("v"));
+  CHECK(karta::to_json(*karta::find_at(document.root(), karta::JsonPointer("/b/3"))) == "x");
+  CHECK_FALSE(karta::find_at(document.root(), karta::JsonPointer("/b/6")).has_value());
+  CHECK_FALSE(karta::find_at(document.root(), karta::JsonPointer("/b/01x")).has_value());
+  CHECK_FALSE(karta::find_at(document.root(), karta::JsonPointer("/a/k/deeper")).has_value());
 }
 
 TEST_CASE("members come in key order, a repeated key once, the first one as member() reads it") {

@@ -6,7 +6,7 @@
 using karta::JsonPatchBuilder;
 using karta::PatchChange;
 using karta::json;
-using ptr = karta::json::json_pointer;
+using ptr = karta::JsonPointer;
 
 TEST_CASE("a missing metadata map is created by one add holding labels and annotations") {
   json object = json::parse(R"({"apiVersion":"example.com/v1","kind":"Thing","spec":{"template":{"spec":{}}}})");

@@ -37,7 +37,7 @@ ValidationOutcome check_label_policy(JsonElement object, const WorkloadLayout& l
   if (std::find(exempt.begin(), exempt.end(), namespace_name) != exempt.end()) return outcome;
 
   std::vector<std::string> findings;
-  check_labels(find_at(object, json::json_pointer("/metadata/labels")), policy.workload, "workload", findings);
+  check_labels(find_at(object, JsonPointer("/metadata/labels")), policy.workload, "workload", findings);
   for (const auto& t : layout.templates) {
     auto labels = t.labels ? find_at(object, *t.labels) : std::nullopt;
     check_labels(labels, policy.pod_templates, t.instance + " pod template", findings);

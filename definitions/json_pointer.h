@@ -1,0 +1,57 @@
+#pragma once
+
+// A JSON Pointer (RFC 6901) held as its escaped text ("/spec/a~1b/0"). It stands in for
+// nlohmann::json::json_pointer on the request path: appending a token is one string append, and
+// walking one costs no copies, where nlohmann's keeps a vector of tokens and rebuilds its text on every
+// to_string(). The pod-template locator, the patch builder and find_at work with these.
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace karta {
+
+class JsonPointer {
+ public:
+  JsonPointer() = default;
+  // From escaped text: empty (the whole document) or starting with '/'.
+  explicit JsonPointer(std::string escaped) : text_(std::move(escaped)) {}
+
+  const std::string& to_string() const { return text_; }
+  bool empty() const { return text_.empty(); }
+
+  JsonPointer& operator/=(std::string_view token);  // an unescaped token
+  JsonPointer& operator/=(std::size_t index);
+  friend JsonPointer operator/(JsonPointer pointer, std::string_view token) { return pointer /= token; }
+  friend JsonPointer operator/(JsonPointer pointer, std::size_t index) { return pointer /= index; }
+
+  JsonPointer parent_pointer() const;
+  std::string back() const;               // the last token, unescaped
+  std::vector<std::string> tokens() const;  // every token, unescaped
+
+  friend bool operator==(const JsonPointer& a, const JsonPointer& b) { return a.text_ == b.text_; }
+
+  // Calls visit(escaped_token) for each token, in order, without copying; stops when it returns false.
+  template <typename Visit>
+  bool for_each_escaped(Visit&& visit) const {
+    std::string_view rest(text_);
+    while (!rest.empty()) {
+      rest.remove_prefix(1);
+      std::size_t end = rest.find('/');
+      if (!visit(rest.substr(0, end))) return false;
+      if (end == std::string_view::npos) break;
+      rest.remove_prefix(end);
+    }
+    return true;
+  }
+
+ private:
+  std::string text_;
+};
+
+// "~1" is '/', "~0" is '~'.
+std::string unescape_pointer_token(std::string_view escaped);
+void append_escaped_pointer_token(std::string& out, std::string_view token);
+
+}  // namespace karta
