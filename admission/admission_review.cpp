@@ -300,24 +300,22 @@ std::string encode_admission_review(const AdmissionDecision& decision, const std
 
 std::string base64_encode(std::string_view bytes) {
   static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  out.reserve((bytes.size() + 2) / 3 * 4);
-  std::size_t i = 0;
-  for (; i + 2 < bytes.size(); i += 3) {
-    auto n = (static_cast<unsigned char>(bytes[i]) << 16) | (static_cast<unsigned char>(bytes[i + 1]) << 8) |
-             static_cast<unsigned char>(bytes[i + 2]);
-    out += kAlphabet[(n >> 18) & 63];
-    out += kAlphabet[(n >> 12) & 63];
-    out += kAlphabet[(n >> 6) & 63];
-    out += kAlphabet[n & 63];
+  std::string out((bytes.size() + 2) / 3 * 4, '=');
+  auto at = [&](std::size_t i) { return static_cast<unsigned>(static_cast<unsigned char>(bytes[i])); };
+  std::size_t i = 0, o = 0;
+  for (; i + 2 < bytes.size(); i += 3, o += 4) {
+    unsigned n = (at(i) << 16) | (at(i + 1) << 8) | at(i + 2);
+    out[o] = kAlphabet[(n >> 18) & 63];
+    out[o + 1] = kAlphabet[(n >> 12) & 63];
+    out[o + 2] = kAlphabet[(n >> 6) & 63];
+    out[o + 3] = kAlphabet[n & 63];
   }
-  if (i < bytes.size()) {
-    auto n = static_cast<unsigned char>(bytes[i]) << 16;
-    if (i + 1 < bytes.size()) n |= static_cast<unsigned char>(bytes[i + 1]) << 8;
-    out += kAlphabet[(n >> 18) & 63];
-    out += kAlphabet[(n >> 12) & 63];
-    out += i + 1 < bytes.size() ? kAlphabet[(n >> 6) & 63] : '=';
-    out += '=';
+  if (i < bytes.size()) {  // one or two bytes left; the '=' padding is already there
+    unsigned n = at(i) << 16;
+    if (i + 1 < bytes.size()) n |= at(i + 1) << 8;
+    out[o] = kAlphabet[(n >> 18) & 63];
+    out[o + 1] = kAlphabet[(n >> 12) & 63];
+    if (i + 1 < bytes.size()) out[o + 2] = kAlphabet[(n >> 6) & 63];
   }
   return out;
 }

@@ -7,7 +7,9 @@
 //     in neither;
 //   - EXPR: the values at those paths (a missing member or index is null), numbers compared as jq holds
 //     them (doubles).
-// jq refusing to compile an expression SimplePath accepted is a difference too. Any difference aborts.
+// When NativeExpression::parse accepts the expression and its evaluate() answers (it may give up), jq
+// must give the same values and no error (definitions/native_expression.h).
+// jq refusing to compile an expression either accepted is a difference too. Any difference aborts.
 
 #include <cctype>
 #include <cmath>
@@ -19,6 +21,7 @@
 #include "admission/admission_review.h"
 #include "definitions/documents.h"
 #include "definitions/jq_program.h"
+#include "definitions/native_expression.h"
 #include "definitions/simple_path.h"
 #include "fuzz/fuzz_support.h"
 
@@ -46,7 +49,7 @@ const Programs& programs_for(const std::string& expression) {
     programs.paths = std::make_unique<karta::JqProgram>(limit + "path(" + expression + "\n))", 1);
     programs.values = std::make_unique<karta::JqProgram>(limit + expression + "\n)", 1);
   } catch (const karta::JqCompileError& e) {
-    finding("SimplePath accepts an expression jq does not compile: [" + expression + "]: " + e.what());
+    finding("the native grammar accepts an expression jq does not compile: [" + expression + "]: " + e.what());
   }
   return cache.emplace(expression, std::move(programs)).first->second;
 }
@@ -91,7 +94,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::string_view document_text = newline == std::string_view::npos ? "null" : input.substr(newline + 1);
 
   auto path = karta::SimplePath::parse(expression);
-  if (!path) return 0;
+  auto native_expression = path ? std::nullopt : karta::NativeExpression::parse(expression);
+  if (!path && !native_expression) return 0;
   // As the webhook reads admitted objects: its parser refuses documents deeper than kMaxReviewDepth.
   std::optional<karta::JsonDocument> parsed;
   try {
@@ -100,9 +104,27 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     return 0;
   }
   const json document = karta::to_json(parsed->root());
+  const Programs& programs = programs_for(expression);
+  if (!programs.values) return 0;
+
+  if (native_expression) {
+    auto answered = native_expression->evaluate(parsed->root(), kCap);
+    if (!answered) return 0;  // gave up: jq decides
+    karta::JqInput input_value(parsed->root());
+    auto by_jq = programs.values->run(input_value, kCap + 2);
+    if (by_jq.error) {
+      finding("native evaluation answered where jq fails with " + *by_jq.error + " for " + describe(expression, document));
+    }
+    bool same = by_jq.outputs.size() == answered->size();
+    for (std::size_t i = 0; same && i < answered->size(); ++i) same = same_value((*answered)[i], by_jq.outputs[i]);
+    if (!same) {
+      finding("native values " + json(*answered).dump() + " differ from jq's " + json(by_jq.outputs).dump() + " for " +
+              describe(expression, document));
+    }
+    return 0;
+  }
 
   auto native = path->evaluate(parsed->root(), kCap);
-  const Programs& programs = programs_for(expression);
   karta::JqInput input_value(parsed->root());
   auto jq_paths = programs.paths->run(input_value, kCap + 2);
   auto jq_values = programs.values->run(input_value, kCap + 2);

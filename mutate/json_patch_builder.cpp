@@ -7,21 +7,6 @@
 namespace karta {
 namespace {
 
-std::string escape(const std::string& token) {
-  std::string out;
-  out.reserve(token.size());
-  for (char c : token) {
-    if (c == '~') {
-      out += "~0";
-    } else if (c == '/') {
-      out += "~1";
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
 // "an array", "a string": for messages.
 std::string described(JsonElement value) {
   std::string name = type_name(value);
@@ -51,7 +36,10 @@ std::vector<std::string> pointer_tokens(const JsonPointer& pointer) { return poi
 
 std::string pointer_string(const std::vector<std::string>& tokens, std::size_t length) {
   std::string out;
-  for (std::size_t i = 0; i < length && i < tokens.size(); ++i) out += "/" + escape(tokens[i]);
+  for (std::size_t i = 0; i < length && i < tokens.size(); ++i) {
+    out += '/';
+    append_escaped_pointer_token(out, tokens[i]);
+  }
   return out;
 }
 
@@ -60,7 +48,7 @@ PatchChange JsonPatchBuilder::blocked(std::string reason) {
   return PatchChange::Blocked;
 }
 
-JsonPatchBuilder::Pointer::Pointer(std::string escaped) : text(std::move(escaped)) {
+JsonPatchBuilder::Pointer::Pointer(std::string_view escaped) : text(escaped) {
   std::string_view rest(text);
   while (!rest.empty()) {  // text starts with '/' when not empty
     rest.remove_prefix(1);
@@ -74,7 +62,7 @@ JsonPatchBuilder::Pointer::Pointer(std::string escaped) : text(std::move(escaped
 std::string_view JsonPatchBuilder::Pointer::prefix(std::size_t n) const {
   if (n == 0) return {};
   const std::string_view& last = tokens[n - 1];
-  return std::string_view(text).substr(0, static_cast<std::size_t>(last.data() - text.data()) + last.size());
+  return text.substr(0, static_cast<std::size_t>(last.data() - text.data()) + last.size());
 }
 
 namespace {
@@ -167,7 +155,7 @@ PatchChange JsonPatchBuilder::set_member(const JsonPointer& map, const std::stri
   if (place.blocked) return PatchChange::Blocked;
   if (place.created != nullptr) {
     json& container = *place.created;
-    if (!container.is_object()) return blocked(pointer.text + " is not an object");
+    if (!container.is_object()) return blocked(std::string(pointer.text) + " is not an object");
     auto found = container.find(key);
     if (found == container.end()) {
       container[key] = value;
@@ -180,8 +168,13 @@ PatchChange JsonPatchBuilder::set_member(const JsonPointer& map, const std::stri
   }
   if (place.original) {
     JsonElement container = *place.original;
-    if (!container.is_object()) return blocked(pointer.text + " is " + described(container) + ", not an object");
-    std::string path = pointer.text + "/" + escape(key);
+    if (!container.is_object()) {
+      return blocked(std::string(pointer.text) + " is " + described(container) + ", not an object");
+    }
+    std::string path;
+    path.reserve(pointer.text.size() + 1 + key.size());
+    path.append(pointer.text).append("/");
+    append_escaped_pointer_token(path, key);
     if (auto again = added_.find(path); again != added_.end()) {
       if (*again->second == value) return PatchChange::Unchanged;
       if (!overwrite) return PatchChange::Kept;
@@ -227,16 +220,16 @@ PatchChange JsonPatchBuilder::append_unique(const JsonPointer& array, const json
   if (place.blocked) return PatchChange::Blocked;
   if (place.created != nullptr) {
     json& container = *place.created;
-    if (!container.is_array()) return blocked(pointer.text + " is not a list");
+    if (!container.is_array()) return blocked(std::string(pointer.text) + " is not a list");
     if (std::find(container.begin(), container.end(), value) != container.end()) return PatchChange::Unchanged;
     container.push_back(value);
     return PatchChange::Added;
   }
   if (place.original) {
     JsonElement container = *place.original;
-    if (!container.is_array()) return blocked(pointer.text + " is " + described(container) + ", not a list");
+    if (!container.is_array()) return blocked(std::string(pointer.text) + " is " + described(container) + ", not a list");
     if (contains_equal(container, value)) return PatchChange::Unchanged;
-    std::string path = pointer.text + "/-";
+    std::string path = std::string(pointer.text) + "/-";
     for (const auto& op : operations_) {
       if (op.path == path && op.value == value) return PatchChange::Unchanged;
     }
@@ -245,6 +238,22 @@ PatchChange JsonPatchBuilder::append_unique(const JsonPointer& array, const json
   }
   add_created(pointer, place.missing_from, json::array({value}));
   return PatchChange::Added;
+}
+
+json JsonPatchBuilder::take_operations() && {
+  json patch = json::array();
+  patch.get_ref<json::array_t&>().reserve(operations_.size());
+  for (auto& op : operations_) {
+    json operation = json::object();
+    operation["op"] = "add";
+    operation["path"] = std::move(op.path);
+    operation["value"] = std::move(op.value);
+    patch.push_back(std::move(operation));
+  }
+  operations_.clear();
+  created_.clear();
+  added_.clear();
+  return patch;
 }
 
 json JsonPatchBuilder::operations() const {

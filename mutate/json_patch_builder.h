@@ -13,6 +13,7 @@
 #include <optional>
 #include <string_view>
 
+#include <boost/container/small_vector.hpp>
 #include <nlohmann/json.hpp>
 
 #include "definitions/json_document.h"
@@ -42,6 +43,8 @@ class JsonPatchBuilder {
 
   // The patch: a JSON array of operations, in the order they were made.
   json operations() const;
+  // The same, moving the values out: the builder is spent afterwards.
+  json take_operations() &&;
   bool empty() const { return operations_.empty(); }
   std::size_t size() const { return operations_.size(); }
   const std::string& blocked_reason() const { return blocked_reason_; }
@@ -53,11 +56,11 @@ class JsonPatchBuilder {
   };
 
   // A JSON Pointer as its escaped text and views of its escaped reference tokens, so that the pointer to
-  // the first n tokens, prefix(n), costs no copy. Pinned in place: the views point into `text`.
+  // the first n tokens, prefix(n), costs no copy, nor does splitting it (up to 16 tokens).
   struct Pointer {
-    std::string text;
-    std::vector<std::string_view> tokens;
-    explicit Pointer(std::string escaped);
+    std::string_view text;  // the caller's JsonPointer text: it outlives the call
+    boost::container::small_vector<std::string_view, 16> tokens;
+    explicit Pointer(std::string_view escaped);
     Pointer(const Pointer&) = delete;
     Pointer& operator=(const Pointer&) = delete;
     std::string_view prefix(std::size_t n) const;

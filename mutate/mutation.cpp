@@ -40,7 +40,7 @@ class Mutator {
     set(map, key, value, overwrite, where);
   }
 
-  json operations() const { return patch_.operations(); }
+  json take_operations() { return std::move(patch_).take_operations(); }
 
  private:
   void block(const std::string& where) {
@@ -163,7 +163,7 @@ MutationOutcome mutate_workload(JsonElement object, const CompiledDefinition& de
                   "workload");
     }
   }
-  outcome.patch = mutator.operations();
+  outcome.patch = mutator.take_operations();
   return outcome;
 }
 

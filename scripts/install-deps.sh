@@ -8,6 +8,7 @@ packages=(
   libssl-dev                                              # OpenSSL: TLS
   nlohmann-json3-dev                                      # JSON model, JSON Patch values
   libsimdjson-dev                                         # simdjson: parses admission reviews
+  libjemalloc-dev                                         # jemalloc: the server's allocator
   libyaml-cpp-dev                                         # YAML definitions, policy and manifests
   libjq-dev libonig-dev                                   # libjq 1.6: Karta's jq expressions
   libspdlog-dev                                           # logging

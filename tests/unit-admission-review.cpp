@@ -86,6 +86,25 @@ TEST_CASE("responses echo the uid and carry the patch base64-encoded") {
             "warnings":["w1"]}})"));
 }
 
+TEST_CASE("the review is written as nlohmann::json would write it, and never fails on bad text") {
+  json patch = json::parse(R"([{"op":"add","path":"/metadata/labels/a~1b","value":{"q\"uote":"tab\there","n":[1,2.5,true,null]}}])");
+  auto decision = AdmissionDecision::patched(patch);
+  decision.warnings = {"w\u00e9 \"quoted\"", "line\nbreak"};
+  std::string written = karta::encode_admission_review(decision, "u\\1");
+  json expected = {{"apiVersion", "admission.k8s.io/v1"}, {"kind", "AdmissionReview"},
+                   {"response", {{"uid", "u\\1"}, {"allowed", true}, {"status", {{"code", 200}}},
+                                 {"patchType", "JSONPatch"}, {"patch", karta::base64_encode(patch.dump())},
+                                 {"warnings", decision.warnings}}}};
+  CHECK(written == expected.dump());  // byte for byte
+
+  // A warning cut inside a character and a control character: replaced and escaped, not a failure.
+  auto denied = AdmissionDecision::deny(std::string("bad \xc3 \x01 end"));
+  denied.warnings = {std::string("cut \xe2\x82")};
+  json review = json::parse(karta::encode_admission_review(denied, "u-4"));
+  CHECK(review["response"]["status"]["message"] == "bad \xef\xbf\xbd \u0001 end");
+  CHECK(review["response"]["warnings"] == json::array({"cut \xef\xbf\xbd\xef\xbf\xbd"}));
+}
+
 TEST_CASE("base64 matches RFC 4648's test vectors") {
   CHECK(karta::base64_encode("") == "");
   CHECK(karta::base64_encode("f") == "Zg==");
