@@ -22,14 +22,24 @@ std::string escape(const std::string& value) {
 void Metrics::record_admission(const std::string& endpoint, const std::string& operation, const std::string& kind,
                                const std::string& result, std::size_t patch_operations, double seconds) {
   std::lock_guard lock(mutex_);
-  ++admissions_[{endpoint, operation, kind, result}];
-  Histogram& h = durations_[endpoint];
+  auto key = std::make_tuple(std::string_view(endpoint), std::string_view(operation), std::string_view(kind),
+                             std::string_view(result));
+  auto counted = admissions_.find(key);
+  if (counted == admissions_.end()) counted = admissions_.emplace(std::make_tuple(endpoint, operation, kind, result), 0).first;
+  ++counted->second;
+  auto histogram = durations_.find(endpoint);
+  if (histogram == durations_.end()) histogram = durations_.emplace(endpoint, Histogram{}).first;
+  Histogram& h = histogram->second;
   for (std::size_t i = 0; i < kBuckets.size(); ++i) {
     if (seconds <= kBuckets[i]) ++h.buckets[i];
   }
   ++h.count;
   h.sum += seconds;
-  if (patch_operations > 0) patch_operations_[kind] += patch_operations;
+  if (patch_operations > 0) {
+    auto patched = patch_operations_.find(kind);
+    if (patched == patch_operations_.end()) patched = patch_operations_.emplace(kind, 0).first;
+    patched->second += patch_operations;
+  }
 }
 
 void Metrics::record_reload(const std::string& source, bool ok) {

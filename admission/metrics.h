@@ -33,9 +33,10 @@ class Metrics {
     double sum = 0;
   };
   mutable std::mutex mutex_;
-  std::map<std::tuple<std::string, std::string, std::string, std::string>, std::uint64_t> admissions_;
-  std::map<std::string, Histogram> durations_;  // by endpoint
-  std::map<std::string, std::uint64_t> patch_operations_;  // by kind
+  // Transparent comparators: counting an admission that was counted before allocates nothing.
+  std::map<std::tuple<std::string, std::string, std::string, std::string>, std::uint64_t, std::less<>> admissions_;
+  std::map<std::string, Histogram, std::less<>> durations_;  // by endpoint
+  std::map<std::string, std::uint64_t, std::less<>> patch_operations_;  // by kind
   std::map<std::string, std::uint64_t> reloads_, reload_errors_;
   std::atomic<std::size_t> definitions_loaded_{0};
 };
