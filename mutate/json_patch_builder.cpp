@@ -148,7 +148,7 @@ JsonPatchBuilder::Place JsonPatchBuilder::find_container(const Pointer& pointer,
   return place;
 }
 
-PatchChange JsonPatchBuilder::set_member(const JsonPointer& map, const std::string& key, const json& value,
+PatchChange JsonPatchBuilder::set_member(const JsonPointer& map, const std::string& key, json value,
                                          bool overwrite) {
   const Pointer pointer(map.to_string());
   Place place = find_container(pointer, /*leaf_is_array=*/false);
@@ -158,12 +158,12 @@ PatchChange JsonPatchBuilder::set_member(const JsonPointer& map, const std::stri
     if (!container.is_object()) return blocked(std::string(pointer.text) + " is not an object");
     auto found = container.find(key);
     if (found == container.end()) {
-      container[key] = value;
+      container[key] = std::move(value);
       return PatchChange::Added;
     }
     if (*found == value) return PatchChange::Unchanged;
     if (!overwrite) return PatchChange::Kept;
-    *found = value;
+    *found = std::move(value);
     return PatchChange::Replaced;
   }
   if (place.original) {
@@ -178,7 +178,7 @@ PatchChange JsonPatchBuilder::set_member(const JsonPointer& map, const std::stri
     if (auto again = added_.find(path); again != added_.end()) {
       if (*again->second == value) return PatchChange::Unchanged;
       if (!overwrite) return PatchChange::Kept;
-      *again->second = value;
+      *again->second = std::move(value);
       return PatchChange::Replaced;
     }
     auto found = member(container, key);
@@ -188,12 +188,14 @@ PatchChange JsonPatchBuilder::set_member(const JsonPointer& map, const std::stri
       if (!overwrite) return PatchChange::Kept;
       change = PatchChange::Replaced;  // "add" on an existing member replaces it (RFC 6902 4.1)
     }
-    operations_.push_back({path, value});
-    added_.emplace(std::move(path), &operations_.back().value);
+    operations_.push_back({std::move(path), std::move(value)});
+    added_.emplace(operations_.back().path, &operations_.back().value);  // a deque: neither moves again
     return change;
   }
   // Missing from tokens[missing_from] on: one add creates the first missing map with everything below.
-  add_created(pointer, place.missing_from, json::object({{key, value}}));
+  json leaf = json::object();
+  leaf[key] = std::move(value);
+  add_created(pointer, place.missing_from, std::move(leaf));
   return PatchChange::Added;
 }
 
@@ -241,6 +243,8 @@ PatchChange JsonPatchBuilder::append_unique(const JsonPointer& array, const json
 }
 
 json JsonPatchBuilder::take_operations() && {
+  created_.clear();  // they point into the operations about to move
+  added_.clear();
   json patch = json::array();
   patch.get_ref<json::array_t&>().reserve(operations_.size());
   for (auto& op : operations_) {
@@ -251,8 +255,6 @@ json JsonPatchBuilder::take_operations() && {
     patch.push_back(std::move(operation));
   }
   operations_.clear();
-  created_.clear();
-  added_.clear();
   return patch;
 }
 

@@ -36,7 +36,7 @@ class JsonPatchBuilder {
   explicit JsonPatchBuilder(const json& original);
 
   // Sets member `key` of the object at `map` to `value`.
-  PatchChange set_member(const JsonPointer& map, const std::string& key, const json& value, bool overwrite);
+  PatchChange set_member(const JsonPointer& map, const std::string& key, json value, bool overwrite);
 
   // Appends `value` to the array at `array` unless an equal element is already there.
   PatchChange append_unique(const JsonPointer& array, const json& value);
@@ -81,7 +81,7 @@ class JsonPatchBuilder {
   JsonElement original_;
   std::deque<Operation> operations_;      // deque: references into values stay valid as it grows
   std::map<std::string, json*, std::less<>> created_;  // pointer -> container created by this patch
-  std::map<std::string, json*, std::less<>> added_;    // pointer -> value of an add at an existing container
+  std::map<std::string_view, json*> added_;  // operation path (its text, in operations_) -> its value
   std::string blocked_reason_;
 };
 

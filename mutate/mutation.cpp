@@ -21,9 +21,8 @@ class Mutator {
  public:
   Mutator(JsonElement object, MutationOutcome& outcome) : patch_(object), outcome_(outcome) {}
 
-  void set(const JsonPointer& map, const std::string& key, const json& value, bool overwrite,
-           const std::string& where) {
-    if (patch_.set_member(map, key, value, overwrite) == PatchChange::Blocked) block(where);
+  void set(const JsonPointer& map, const std::string& key, json value, bool overwrite, const std::string& where) {
+    if (patch_.set_member(map, key, std::move(value), overwrite) == PatchChange::Blocked) block(where);
   }
 
   void append(const JsonPointer& list, const json& value, const std::string& where) {
