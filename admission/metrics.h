@@ -8,6 +8,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <tuple>
 
 namespace karta {
@@ -34,7 +35,18 @@ class Metrics {
   };
   mutable std::mutex mutex_;
   // Transparent comparators: counting an admission that was counted before allocates nothing.
-  std::map<std::tuple<std::string, std::string, std::string, std::string>, std::uint64_t, std::less<>> admissions_;
+  struct LabelsLess {
+    using is_transparent = void;
+    template <typename A, typename B>
+    bool operator()(const A& a, const B& b) const {
+      return views(a) < views(b);
+    }
+    template <typename T>
+    static auto views(const T& labels) {
+      return std::apply([](const auto&... label) { return std::make_tuple(std::string_view(label)...); }, labels);
+    }
+  };
+  std::map<std::tuple<std::string, std::string, std::string, std::string>, std::uint64_t, LabelsLess> admissions_;
   std::map<std::string, Histogram, std::less<>> durations_;  // by endpoint
   std::map<std::string, std::uint64_t, std::less<>> patch_operations_;  // by kind
   std::map<std::string, std::uint64_t> reloads_, reload_errors_;

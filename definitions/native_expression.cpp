@@ -150,7 +150,11 @@ class Parser {
         }
         if (peek() != ']') return nullptr;
         ++pos_;
-        if (peek() == '?') ++pos_;
+        if (peek() == '?') {
+          // jq's lexer reads "?//" as one token (destructuring alternatives): `.a[]?// 0` does not compile.
+          if (peek(1) == '/' && peek(2) == '/') return nullptr;
+          ++pos_;
+        }
       } else if (c == '.' && (identifier_start(peek(1)) || peek(1) == '"' || peek(1) == '[')) {
         ++pos_;
         after_dot = true;

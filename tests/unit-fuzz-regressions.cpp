@@ -4,6 +4,7 @@
 
 #include "admission/admission_review.h"
 #include "definitions/jq_program.h"
+#include "definitions/native_expression.h"
 #include "definitions/simple_path.h"
 #include "policy/policy.h"
 #include "support/test_support.h"
@@ -64,4 +65,12 @@ TEST_CASE("regression F6 and F7: text that is not UTF-8 is refused where it is r
     CAPTURE(name);
     CHECK_THROWS_AS(karta::read_documents(test::source_dir() / "fuzz/findings" / name), karta::InputError);
   }
+}
+
+TEST_CASE("regression F8: `[]?//` is jq's destructuring token, not `[]?` then `//`") {
+  // jq 1.6 does not compile `.s[]?// 0`; the native grammar must not accept it either.
+  CHECK_FALSE(karta::NativeExpression::parse(".s[]?// 0").has_value());
+  CHECK_FALSE(karta::jq_compile_error(".s[]? // 0").has_value());
+  CHECK(karta::NativeExpression::parse(".s[]? // 0").has_value());
+  CHECK(karta::jq_compile_error(".s[]?// 0").has_value());
 }
