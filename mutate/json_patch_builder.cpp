@@ -32,17 +32,6 @@ bool contains_equal(JsonElement array, const json& value) {
 JsonPatchBuilder::JsonPatchBuilder(const json& original)
     : owned_(std::make_shared<const JsonDocument>(JsonDocument::from(original))), original_(owned_->root()) {}
 
-std::vector<std::string> pointer_tokens(const JsonPointer& pointer) { return pointer.tokens(); }
-
-std::string pointer_string(const std::vector<std::string>& tokens, std::size_t length) {
-  std::string out;
-  for (std::size_t i = 0; i < length && i < tokens.size(); ++i) {
-    out += '/';
-    append_escaped_pointer_token(out, tokens[i]);
-  }
-  return out;
-}
-
 PatchChange JsonPatchBuilder::blocked(std::string reason) {
   blocked_reason_ = std::move(reason);
   return PatchChange::Blocked;
@@ -70,16 +59,11 @@ namespace {
 // A reference token as a key: unescaped, copied only when it has an escape.
 class TokenKey {
  public:
+  TokenKey(const TokenKey&) = delete;  // view_ may point into owned_
+  TokenKey& operator=(const TokenKey&) = delete;
   explicit TokenKey(std::string_view escaped) : view_(escaped) {
     if (escaped.find('~') == std::string_view::npos) return;
-    for (std::size_t i = 0; i < escaped.size(); ++i) {
-      if (escaped[i] == '~' && i + 1 < escaped.size()) {
-        owned_ += escaped[i + 1] == '1' ? '/' : '~';
-        ++i;
-      } else {
-        owned_ += escaped[i];
-      }
-    }
+    owned_ = unescape_pointer_token(escaped);
     view_ = owned_;
   }
   std::string_view view() const { return view_; }

@@ -85,9 +85,4 @@ class JsonPatchBuilder {
   std::string blocked_reason_;
 };
 
-// The reference tokens of a JSON Pointer, unescaped (~1 is '/', ~0 is '~').
-std::vector<std::string> pointer_tokens(const JsonPointer& pointer);
-// A JSON Pointer string from tokens, escaped.
-std::string pointer_string(const std::vector<std::string>& tokens, std::size_t length);
-
 }  // namespace karta

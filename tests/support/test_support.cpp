@@ -33,6 +33,17 @@ std::optional<fs::path> corpus_dir() {
   return std::nullopt;
 }
 
+std::vector<json> sample_objects() {
+  std::vector<json> objects;
+  auto corpus = corpus_dir();
+  if (!corpus) return objects;
+  for (const auto& file : fs::directory_iterator(*corpus / "samples")) {
+    for (auto& d : documents(file.path())) objects.push_back(std::move(d.value));
+  }
+  objects.push_back(document(source_dir() / "examples/jobset-demo.yaml"));
+  return objects;
+}
+
 json yaml(const std::string& text) {
   auto docs = parse_documents(text, "test");
   REQUIRE(docs.size() == 1);

@@ -34,6 +34,9 @@ std::filesystem::path binary_path();
 // itself as not run, by name, and returns false.
 std::optional<std::filesystem::path> corpus_dir();
 
+// Every object of the corpus samples, then examples/jobset-demo.yaml; empty (reported) without a corpus.
+std::vector<json> sample_objects();
+
 json yaml(const std::string& text);                           // one document
 std::vector<SourceDocument> documents(const std::filesystem::path& file);
 json document(const std::filesystem::path& file, std::size_t index = 0);
