@@ -1261,22 +1261,8 @@ TEST_CASE("a Karta arriving over a watch stream is used by the webhook, then rem
   };
   CHECK_FALSE(mutate().contains("patch"));
 
-  json definition = test::yaml(R"(
-apiVersion: run.ai/v1alpha1
-kind: Karta
-metadata: {name: trainer, resourceVersion: "1"}
-spec:
-  structureDefinition:
-    rootComponent:
-      name: trainer
-      kind: {group: acme.example.com, version: v1, kind: Trainer}
-      statusDefinition: {phaseDefinition: {path: .status.phase}}
-    childComponents:
-      - name: worker
-        kind: {group: "", version: v1, kind: Pod}
-        ownerRef: trainer
-        specDefinition: {podTemplateSpecPath: .spec.worker.template}
-)");
+  json definition = test::document(test::source_dir() / "tests/data/trainer-karta.yaml");
+  definition["metadata"]["resourceVersion"] = "1";
   server.add(definition);
   REQUIRE(eventually([&] { return mutate().contains("patch"); }, 20s));
   CHECK(test::decoded_patch(json{{"response", mutate()}}) == json::parse(R"([{"op":"add","path":"/spec/worker/template/metadata",

@@ -18,22 +18,8 @@ using namespace std::chrono_literals;
 
 namespace {
 
-const char* kTrainerDefinition = R"(
-apiVersion: run.ai/v1alpha1
-kind: Karta
-metadata: {name: trainer}
-spec:
-  structureDefinition:
-    rootComponent:
-      name: trainer
-      kind: {group: acme.example.com, version: v1, kind: Trainer}
-      statusDefinition: {phaseDefinition: {path: .status.phase}}
-    childComponents:
-      - name: worker
-        kind: {group: "", version: v1, kind: Pod}
-        ownerRef: trainer
-        specDefinition: {podTemplateSpecPath: .spec.worker.template}
-)";
+// The made-up Trainer kind, registered by a file only.
+std::filesystem::path trainer_definition() { return test::source_dir() / "tests/data/trainer-karta.yaml"; }
 
 json trainer() {
   return json::parse(R"({"apiVersion":"acme.example.com/v1","kind":"Trainer","metadata":{"name":"t","namespace":"ml"},
@@ -90,7 +76,7 @@ TEST_CASE("a definition file added to --definitions is used within seconds, and 
   };
   CHECK_FALSE(mutate()["response"].contains("patch"));
 
-  std::ofstream(definitions.path / "trainer.yaml") << kTrainerDefinition;
+  std::filesystem::copy_file(trainer_definition(), definitions.path / "trainer.yaml");
   CHECK(test::eventually([&] { return mutate()["response"].contains("patch"); }, 10s));
   CHECK(test::decoded_patch(mutate()) == json::parse(R"([{"op":"add","path":"/spec/worker/template/metadata",
       "value":{"labels":{"platform.example.com/managed":"true"},"annotations":{"platform.example.com/owner":"platform"}}}])"));
@@ -182,7 +168,7 @@ TEST_CASE("the server stays responsive while a burst of hostile definitions is v
   test::RunningWebhook running;
   // A definition made to be slow to check: 60 expressions to compile (~18 ms each with libjq 1.6) and
   // some forbidden ones. It is never evaluated.
-  json hostile = test::yaml(kTrainerDefinition);
+  json hostile = test::document(trainer_definition());
   hostile["apiVersion"] = "run.ai/v1alpha1";
   auto& children = hostile["spec"]["structureDefinition"]["childComponents"];
   for (int i = 0; i < 30; ++i) {
