@@ -5,6 +5,8 @@
 
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <optional>
+#include <thread>
 
 #include "support/running_webhook.h"
 
@@ -114,4 +116,76 @@ TEST_CASE("hundreds of idle connections held open do not stop others being serve
   auto elapsed = std::chrono::steady_clock::now() - started;
   CHECK(reply.status == 200);
   CHECK(elapsed < 1s * test::kSlowdown);
+}
+
+TEST_CASE("silent connections are closed at their deadlines; a connection in use is not") {
+  test::RunningWebhook running([](karta::WebhookConfig& config) {
+    config.server.handshake_timeout = 300ms;
+    config.server.read_timeout = 400ms;
+  });
+  namespace net = boost::asio;
+
+  SUBCASE("TCP connected, never a TLS byte: closed after the handshake deadline") {
+    net::io_context io;
+    net::ip::tcp::socket socket(io);
+    socket.connect({net::ip::make_address("127.0.0.1"), running.port});
+    auto started = std::chrono::steady_clock::now();
+    char byte = 0;
+    std::optional<boost::system::error_code> result;
+    socket.async_read_some(net::buffer(&byte, 1), [&](boost::system::error_code ec, std::size_t) { result = ec; });
+    io.run_for(5s * test::kSlowdown);
+    auto elapsed = std::chrono::steady_clock::now() - started;
+    REQUIRE(result.has_value());
+    CHECK(*result == net::error::eof);
+    CHECK(elapsed >= 250ms);
+    CHECK(elapsed < 3s * test::kSlowdown);
+  }
+
+  SUBCASE("idle after a response: the keep-alive connection is closed after the read deadline") {
+    test::HttpsClient client(running.port, running.certificates.ca);
+    CHECK(client.request("GET", "/healthz").status == 200);
+    std::this_thread::sleep_for(900ms);
+    CHECK_THROWS(client.request("GET", "/healthz"));
+  }
+
+  SUBCASE("a request that never completes is cut off at the read deadline, however slowly it trickles in") {
+    test::HttpsClient client(running.port, running.certificates.ca);
+    client.send_partial("POST /mutate HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n");
+    for (int i = 0; i < 6; ++i) {  // a byte every 150 ms: 900 ms in all, past the 400 ms deadline
+      std::this_thread::sleep_for(150ms);
+      try {
+        client.send_partial("{");
+      } catch (const std::exception&) {
+        break;
+      }
+    }
+    CHECK_THROWS(client.send_raw(std::string(94, ' ')));
+  }
+
+  SUBCASE("requests spaced under the deadline keep one connection open past it") {
+    test::HttpsClient client(running.port, running.certificates.ca);
+    for (int i = 0; i < 8; ++i) {  // 8 x 150 ms = 1.2 s, three times the deadline
+      CHECK(client.request("GET", "/healthz").status == 200);
+      std::this_thread::sleep_for(150ms);
+    }
+    CHECK(client.connected());
+  }
+}
+
+TEST_CASE("responses carry exact HTTP framing for HTTP/1.1, HTTP/1.0 and HEAD") {
+  test::RunningWebhook running;
+  test::HttpsClient client(running.port, running.certificates.ca);
+  auto reply = client.send_raw("GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  CHECK(reply.status == 200);
+  CHECK(reply.body == "ok\n");
+  CHECK(reply.header_connection == "close");
+
+  test::HttpsClient old(running.port, running.certificates.ca);
+  reply = old.send_raw("GET /healthz HTTP/1.0\r\nHost: x\r\nConnection: keep-alive\r\n\r\n");
+  CHECK(reply.status == 200);
+  CHECK(reply.header_connection == "keep-alive");
+  reply = old.send_raw("HEAD /healthz HTTP/1.0\r\nHost: x\r\nConnection: keep-alive\r\n\r\n", /*head_request=*/true);
+  CHECK(reply.status == 405);
+  CHECK(reply.body.empty());  // HEAD: headers only
+  CHECK(old.request("GET", "/healthz").status == 200);  // and the connection is still in step
 }

@@ -83,8 +83,8 @@ class HttpsClient {
                     const std::string& content_type = "application/json");
   // Writes raw bytes without reading anything back (the first part of a request).
   void send_partial(const std::string& bytes);
-  // Writes raw bytes (a hand-made request) and reads one response.
-  HttpReply send_raw(const std::string& bytes);
+  // Writes raw bytes (a hand-made request) and reads one response; for a HEAD request, its headers only.
+  HttpReply send_raw(const std::string& bytes, bool head_request = false);
   std::string peer_certificate_serial() const;
   bool connected() const;
 
