@@ -1,6 +1,10 @@
 #include "admission/admission_review.h"
 
+#include "definitions/json_text.h"
+
 #include <algorithm>
+#include <array>
+#include <cstring>
 
 namespace karta {
 namespace {
@@ -129,9 +133,9 @@ AdmissionDecision AdmissionDecision::allow(std::string message) {
   return d;
 }
 
-AdmissionDecision AdmissionDecision::patched(json patch) {
+AdmissionDecision AdmissionDecision::patched(JsonPatch patch) {
   AdmissionDecision d;
-  if (patch.is_array() && !patch.empty()) d.patch = std::move(patch);
+  if (!patch.empty()) d.patch = std::move(patch);
   return d;
 }
 
@@ -161,102 +165,6 @@ AdmissionDecision AdmissionDecision::errored(int code, std::string message) {
   return d;
 }
 
-namespace {
-
-// The length of the valid UTF-8 sequence starting at text[i] (a byte >= 0x80), or 0 (RFC 3629: no
-// overlong forms, no surrogates, nothing above U+10FFFF).
-std::size_t utf8_sequence(std::string_view text, std::size_t i) {
-  auto byte = [&](std::size_t k) { return i + k < text.size() ? static_cast<unsigned char>(text[i + k]) : 0u; };
-  auto continuation = [&](std::size_t k) { return (byte(k) & 0xC0) == 0x80; };
-  unsigned char c = byte(0);
-  if (c >= 0xC2 && c <= 0xDF) return continuation(1) ? 2 : 0;
-  if (c >= 0xE0 && c <= 0xEF) {
-    unsigned char d = byte(1);
-    if ((c == 0xE0 && d < 0xA0) || (c == 0xED && d > 0x9F)) return 0;
-    return continuation(1) && continuation(2) ? 3 : 0;
-  }
-  if (c >= 0xF0 && c <= 0xF4) {
-    unsigned char d = byte(1);
-    if ((c == 0xF0 && d < 0x90) || (c == 0xF4 && d > 0x8F)) return 0;
-    return continuation(1) && continuation(2) && continuation(3) ? 4 : 0;
-  }
-  return 0;
-}
-
-// A JSON string. Invalid UTF-8 (a message cut short inside a character, say) becomes U+FFFD, as
-// nlohmann::json's error_handler_t::replace would write it, rather than failing the response.
-void append_string(std::string& out, std::string_view text) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  out += '"';
-  std::size_t plain = 0;  // start of the run not yet copied
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    unsigned char c = static_cast<unsigned char>(text[i]);
-    if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') continue;
-    if (c >= 0x80) {
-      if (std::size_t length = utf8_sequence(text, i)) {
-        i += length - 1;
-        continue;
-      }
-    }
-    out.append(text.substr(plain, i - plain));
-    plain = i + 1;
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (c >= 0x80) {
-          out += "\xEF\xBF\xBD";
-        } else {
-          out += "\\u00";
-          out += kHex[c >> 4];
-          out += kHex[c & 15];
-        }
-    }
-  }
-  out.append(text.substr(plain));
-  out += '"';
-}
-
-// Compact JSON, keys in nlohmann::json's order; the same bytes json::dump() gives for valid text.
-void append_json(std::string& out, const json& value) {
-  switch (value.type()) {
-    case json::value_t::object: {
-      out += '{';
-      bool first = true;
-      for (const auto& [key, item] : value.items()) {
-        if (!first) out += ',';
-        first = false;
-        append_string(out, key);
-        out += ':';
-        append_json(out, item);
-      }
-      out += '}';
-      return;
-    }
-    case json::value_t::array: {
-      out += '[';
-      for (std::size_t i = 0; i < value.size(); ++i) {
-        if (i != 0) out += ',';
-        append_json(out, value[i]);
-      }
-      out += ']';
-      return;
-    }
-    case json::value_t::string:
-      append_string(out, value.get_ref<const std::string&>());
-      return;
-    default:
-      out += value.dump();  // numbers, booleans, null: nlohmann's own formatting
-  }
-}
-
-}  // namespace
-
 std::string encode_admission_review(const AdmissionDecision& decision, const std::string& uid,
                                     const std::string& review_api_version) {
   // Written directly, members in key order as nlohmann::json would order them: serializing through a
@@ -264,33 +172,31 @@ std::string encode_admission_review(const AdmissionDecision& decision, const std
   std::string out;
   out.reserve(256 + decision.message.size() + decision.patch_operations() * 160);
   out += "{\"apiVersion\":";
-  append_string(out, review_api_version);
+  append_json_string(out, review_api_version);
   out += ",\"kind\":\"AdmissionReview\",\"response\":{\"allowed\":";
   out += decision.allowed ? "true" : "false";
   if (decision.allowed && decision.patch_operations() > 0) {
-    std::string patch;
-    append_json(patch, decision.patch);
     out += ",\"patch\":\"";
-    out += base64_encode(patch);  // base64 needs no escaping
+    append_base64(out, decision.patch.text);  // base64 needs no escaping
     out += "\",\"patchType\":\"JSONPatch\"";
   }
   out += ",\"status\":{\"code\":";
   out += std::to_string(decision.code);
   if (!decision.message.empty()) {
     out += ",\"message\":";
-    append_string(out, decision.message);
+    append_json_string(out, decision.message);
   }
   if (!decision.reason.empty()) {
     out += ",\"reason\":";
-    append_string(out, decision.reason);
+    append_json_string(out, decision.reason);
   }
   out += "},\"uid\":";
-  append_string(out, uid);
+  append_json_string(out, uid);
   if (!decision.warnings.empty()) {
     out += ",\"warnings\":[";
     for (std::size_t i = 0; i < decision.warnings.size(); ++i) {
       if (i != 0) out += ',';
-      append_string(out, decision.warnings[i]);
+      append_json_string(out, decision.warnings[i]);
     }
     out += ']';
   }
@@ -298,25 +204,46 @@ std::string encode_admission_review(const AdmissionDecision& decision, const std
   return out;
 }
 
+namespace {
+
+constexpr char kBase64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+// The two base64 characters of every 12-bit group: two lookups per three bytes instead of four.
+constexpr std::array<char, 2 * 4096> kBase64Pairs = [] {
+  std::array<char, 2 * 4096> table{};
+  for (int i = 0; i < 4096; ++i) {
+    table[2 * i] = kBase64[i >> 6];
+    table[2 * i + 1] = kBase64[i & 63];
+  }
+  return table;
+}();
+
+}  // namespace
+
+void append_base64(std::string& out, std::string_view bytes) {
+  const std::size_t start = out.size();
+  out.resize(start + (bytes.size() + 2) / 3 * 4, '=');
+  char* o = out.data() + start;
+  const auto* in = reinterpret_cast<const unsigned char*>(bytes.data());
+  const std::size_t size = bytes.size();
+  std::size_t i = 0;
+  for (; i + 2 < size; i += 3, o += 4) {
+    unsigned n = (unsigned{in[i]} << 16) | (unsigned{in[i + 1]} << 8) | in[i + 2];
+    std::memcpy(o, &kBase64Pairs[2 * (n >> 12)], 2);
+    std::memcpy(o + 2, &kBase64Pairs[2 * (n & 4095)], 2);
+  }
+  if (i < size) {  // one or two bytes left; the '=' padding is already there
+    unsigned n = unsigned{in[i]} << 16;
+    if (i + 1 < size) n |= unsigned{in[i + 1]} << 8;
+    o[0] = kBase64[(n >> 18) & 63];
+    o[1] = kBase64[(n >> 12) & 63];
+    if (i + 1 < size) o[2] = kBase64[(n >> 6) & 63];
+  }
+}
+
 std::string base64_encode(std::string_view bytes) {
-  static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out((bytes.size() + 2) / 3 * 4, '=');
-  auto at = [&](std::size_t i) { return static_cast<unsigned>(static_cast<unsigned char>(bytes[i])); };
-  std::size_t i = 0, o = 0;
-  for (; i + 2 < bytes.size(); i += 3, o += 4) {
-    unsigned n = (at(i) << 16) | (at(i + 1) << 8) | at(i + 2);
-    out[o] = kAlphabet[(n >> 18) & 63];
-    out[o + 1] = kAlphabet[(n >> 12) & 63];
-    out[o + 2] = kAlphabet[(n >> 6) & 63];
-    out[o + 3] = kAlphabet[n & 63];
-  }
-  if (i < bytes.size()) {  // one or two bytes left; the '=' padding is already there
-    unsigned n = at(i) << 16;
-    if (i + 1 < bytes.size()) n |= at(i + 1) << 8;
-    out[o] = kAlphabet[(n >> 18) & 63];
-    out[o + 1] = kAlphabet[(n >> 12) & 63];
-    if (i + 1 < bytes.size()) out[o + 2] = kAlphabet[(n >> 6) & 63];
-  }
+  std::string out;
+  append_base64(out, bytes);
   return out;
 }
 

@@ -14,6 +14,7 @@
 #include "definitions/documents.h"
 #include "definitions/json_document.h"
 #include "definitions/karta_definition.h"
+#include "mutate/json_patch.h"
 
 namespace karta {
 
@@ -59,16 +60,16 @@ struct AdmissionDecision {
   int code = 200;
   std::string reason;   // metav1.StatusReason for denials ("Forbidden", "Invalid")
   std::string message;  // why
-  json patch;           // a JSON Patch array, or null for none
+  JsonPatch patch;      // no operations when there is nothing to change
   std::vector<std::string> warnings;
 
   static AdmissionDecision allow(std::string message = "");
-  static AdmissionDecision patched(json patch);
+  static AdmissionDecision patched(JsonPatch patch);
   static AdmissionDecision deny(std::string message);     // 403 Forbidden: policy says no
   static AdmissionDecision invalid(std::string message);  // 422 Invalid: the object is wrong
   static AdmissionDecision errored(int code, std::string message);
 
-  std::size_t patch_operations() const { return patch.is_array() ? patch.size() : 0; }
+  std::size_t patch_operations() const { return patch.operations; }
 };
 
 // The AdmissionReview answering a request: same apiVersion and kind, the request's uid, the patch
@@ -77,6 +78,8 @@ std::string encode_admission_review(const AdmissionDecision& decision, const std
                                     const std::string& review_api_version = "admission.k8s.io/v1");
 
 std::string base64_encode(std::string_view bytes);
+// The same, appended to `out`.
+void append_base64(std::string& out, std::string_view bytes);
 
 }  // namespace karta
 

@@ -75,7 +75,7 @@ AdmissionResult stamp_karta_labels(const AdmissionRequest& request) {
     if (patch.set_member(labels, key, value, true) == PatchChange::Blocked) result.notes.push_back(patch.blocked_reason());
   }
   auto warnings = std::move(result.decision.warnings);
-  result.decision = AdmissionDecision::patched(std::move(patch).take_operations());
+  result.decision = AdmissionDecision::patched(patch.patch());
   result.decision.warnings = std::move(warnings);
   result.outcome = result.decision.patch_operations() > 0 ? "patched" : "unchanged";
   return result;

@@ -68,10 +68,9 @@ int mutate_offline(const CommonOptions& common, const std::string& manifest, std
       out << "not mutated (" << result.outcome.substr(8) << ")\n";
       continue;
     }
-    const json& patch = result.decision.patch;
     out << result.decision.patch_operations() << " patch operations\n";
     for (const auto& note : result.notes) out << "# note: " << note << "\n";
-    out << (patch.is_array() ? patch : json::array()).dump(2) << "\n";
+    out << result.decision.patch.value().dump(2) << "\n";
   }
   return 0;
 }

@@ -87,15 +87,15 @@ void check_http(const karta::HttpResponse& response, const char* which) {
 void mutate_and_check(const karta::AdmissionRequest& request, const karta::AdmissionState& state, const char* policy) {
   auto result = AdmissionService::mutate(request, state);
   std::string body = karta::encode_admission_review(result.decision, request.uid, request.review_api_version);
-  check_response(body, request.uid, result.decision.patch);
+  check_response(body, request.uid, result.decision.patch.value());
   if (result.decision.patch_operations() == 0) return;
 
   json patched;
   try {
-    patched = karta::to_json(*request.object).patch(result.decision.patch);
+    patched = karta::to_json(*request.object).patch(result.decision.patch.value());
   } catch (const json::exception& e) {
     finding(std::string(policy) + ": the patch does not apply to the object: " + e.what() +
-            "\npatch: " + result.decision.patch.dump().substr(0, 2000));
+            "\npatch: " + result.decision.patch.text.substr(0, 2000));
   }
   karta::AdmissionRequest again = request;
   again.document = std::make_shared<const karta::JsonDocument>(karta::JsonDocument::from(patched));
@@ -103,7 +103,7 @@ void mutate_and_check(const karta::AdmissionRequest& request, const karta::Admis
   auto second = AdmissionService::mutate(again, state);
   if (second.decision.patch_operations() != 0) {
     finding(std::string(policy) + ": not idempotent: the patched object gets another patch: " +
-            second.decision.patch.dump().substr(0, 2000) + "\nfirst patch: " + result.decision.patch.dump().substr(0, 2000));
+            second.decision.patch.text.substr(0, 2000) + "\nfirst patch: " + result.decision.patch.text.substr(0, 2000));
   }
 }
 
@@ -137,6 +137,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   mutate_and_check(request, *f.everything, "everything policy");
   auto validated = AdmissionService::validate(request, *f.example);
   check_response(karta::encode_admission_review(validated.decision, request.uid, request.review_api_version),
-                 request.uid, validated.decision.patch);
+                 request.uid, validated.decision.patch.value());
   return 0;
 }

@@ -5,6 +5,7 @@
 // JobSet (examples/jobset-demo.yaml) with the built-in JobSet definition: the patch must apply to the
 // object and, applied, give no further patch (idempotence), whatever the policy says.
 
+#include <cctype>
 #include <cstdint>
 #include <string>
 
@@ -72,16 +73,25 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (outcome.patch.empty()) continue;
     karta::json patched;
     try {
-      patched = demo().patch(outcome.patch);
+      patched = demo().patch(outcome.patch.value());
     } catch (const karta::json::exception& e) {
-      karta::fuzz::finding(std::string("the patch does not apply: ") + e.what() + "\n" + outcome.patch.dump(-1, ' ', false, karta::json::error_handler_t::replace));
+      karta::fuzz::finding(std::string("the patch does not apply: ") + e.what() + "\n" + outcome.patch.text);
     }
     auto again = karta::mutate_workload(patched, jobset_definition(), policy, context);
     if (!again.patch.empty()) {
-      karta::fuzz::finding("not idempotent: " + again.patch.dump(-1, ' ', false, karta::json::error_handler_t::replace) + "\nfirst patch: " + outcome.patch.dump(-1, ' ', false, karta::json::error_handler_t::replace));
+      karta::fuzz::finding("not idempotent: " + again.patch.text + "\nfirst patch: " + outcome.patch.text);
     }
-    // The response must be encodable: nlohmann throws type_error 316 when dumping invalid UTF-8.
-    (void)outcome.patch.dump();  // throws on invalid UTF-8: the loader must have refused it
+    // Invalid UTF-8 would reach the patch as U+FFFD (the writer replaces it): the loader must have
+    // refused it, so a replacement character there must come from the policy text itself, written
+    // as such or as a YAML escape.
+    if (outcome.patch.text.find("\xEF\xBF\xBD") != std::string::npos) {
+      std::string lower = text;
+      for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      if (lower.find("\xEF\xBF\xBD") == std::string::npos && lower.find("\\ufffd") == std::string::npos &&
+          lower.find("\\u0000fffd") == std::string::npos) {
+        karta::fuzz::finding("invalid UTF-8 from the policy reached the patch: " + outcome.patch.text);
+      }
+    }
   }
   return 0;
 }

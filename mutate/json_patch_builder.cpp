@@ -1,5 +1,7 @@
 #include "mutate/json_patch_builder.h"
 
+#include "definitions/json_text.h"
+
 #include <algorithm>
 #include <charconv>
 #include <cstdint>
@@ -226,25 +228,21 @@ PatchChange JsonPatchBuilder::append_unique(const JsonPointer& array, const json
   return PatchChange::Added;
 }
 
-json JsonPatchBuilder::take_operations() && {
-  created_.clear();  // they point into the operations about to move
-  added_.clear();
-  json patch = json::array();
-  patch.get_ref<json::array_t&>().reserve(operations_.size());
-  for (auto& op : operations_) {
-    json operation = json::object();
-    operation["op"] = "add";
-    operation["path"] = std::move(op.path);
-    operation["value"] = std::move(op.value);
-    patch.push_back(std::move(operation));
+JsonPatch JsonPatchBuilder::patch() const {
+  JsonPatch patch;
+  patch.operations = operations_.size();
+  patch.text.clear();
+  patch.text.reserve(2 + operations_.size() * 128);
+  patch.text += '[';
+  for (const auto& op : operations_) {
+    if (patch.text.size() > 1) patch.text += ',';
+    patch.text += R"({"op":"add","path":)";
+    append_json_string(patch.text, op.path);
+    patch.text += R"(,"value":)";
+    append_json(patch.text, op.value);
+    patch.text += '}';
   }
-  operations_.clear();
-  return patch;
-}
-
-json JsonPatchBuilder::operations() const {
-  json patch = json::array();
-  for (const auto& op : operations_) patch.push_back({{"op", "add"}, {"path", op.path}, {"value", op.value}});
+  patch.text += ']';
   return patch;
 }
 

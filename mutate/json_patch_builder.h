@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "definitions/json_document.h"
+#include "mutate/json_patch.h"
 
 namespace karta {
 
@@ -41,10 +42,10 @@ class JsonPatchBuilder {
   // Appends `value` to the array at `array` unless an equal element is already there.
   PatchChange append_unique(const JsonPointer& array, const json& value);
 
-  // The patch: a JSON array of operations, in the order they were made.
-  json operations() const;
-  // The same, moving the values out: the builder is spent afterwards.
-  json take_operations() &&;
+  // The patch, its operations in the order they were made, written as JSON text.
+  JsonPatch patch() const;
+  // The same as a json array (tests).
+  json operations() const { return patch().value(); }
   bool empty() const { return operations_.empty(); }
   std::size_t size() const { return operations_.size(); }
   const std::string& blocked_reason() const { return blocked_reason_; }

@@ -39,7 +39,7 @@ class Mutator {
     set(map, key, value, overwrite, where);
   }
 
-  json take_operations() { return std::move(patch_).take_operations(); }
+  JsonPatch patch() const { return patch_.patch(); }
 
  private:
   void block(const std::string& where) {
@@ -162,7 +162,7 @@ MutationOutcome mutate_workload(JsonElement object, const CompiledDefinition& de
                   "workload");
     }
   }
-  outcome.patch = mutator.take_operations();
+  outcome.patch = mutator.patch();
   return outcome;
 }
 

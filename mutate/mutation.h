@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "definitions/compiled_definition.h"
+#include "mutate/json_patch.h"
 #include "policy/policy.h"
 
 namespace karta {
@@ -21,7 +22,7 @@ struct WorkloadContext {
 };
 
 struct MutationOutcome {
-  json patch = json::array();         // RFC 6902 operations; empty when the object already conforms
+  JsonPatch patch;                    // RFC 6902 operations; empty when the object already conforms
   std::size_t templates = 0;          // pod templates located in the object
   double total_gpus = 0;              // GPUs of the whole workload
   std::vector<std::string> notes;     // odd shapes and evaluation errors: logged, never a denial

@@ -69,12 +69,12 @@ TEST_CASE("regression: 200,000-deep nesting is refused by the parser") {
 
 TEST_CASE("responses echo the uid and carry the patch base64-encoded") {
   json patch = json::parse(R"([{"op":"add","path":"/metadata/labels","value":{"a":"b"}}])");
-  json review = json::parse(karta::encode_admission_review(AdmissionDecision::patched(patch), "u-1"));
+  json review = json::parse(karta::encode_admission_review(AdmissionDecision::patched(karta::JsonPatch::from(patch)), "u-1"));
   CHECK(review == json::parse(R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","response":{
       "uid":"u-1","allowed":true,"status":{"code":200},"patchType":"JSONPatch",
       "patch":"W3sib3AiOiJhZGQiLCJwYXRoIjoiL21ldGFkYXRhL2xhYmVscyIsInZhbHVlIjp7ImEiOiJiIn19XQ=="}})"));
 
-  CHECK(json::parse(karta::encode_admission_review(AdmissionDecision::patched(json::array()), "u-2")) ==
+  CHECK(json::parse(karta::encode_admission_review(AdmissionDecision::patched(karta::JsonPatch::from(json::array())), "u-2")) ==
         json::parse(R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","response":{
             "uid":"u-2","allowed":true,"status":{"code":200}}})"));
 
@@ -88,7 +88,7 @@ TEST_CASE("responses echo the uid and carry the patch base64-encoded") {
 
 TEST_CASE("the review is written as nlohmann::json would write it, and never fails on bad text") {
   json patch = json::parse(R"([{"op":"add","path":"/metadata/labels/a~1b","value":{"q\"uote":"tab\there","n":[1,2.5,true,null]}}])");
-  auto decision = AdmissionDecision::patched(patch);
+  auto decision = AdmissionDecision::patched(karta::JsonPatch::from(patch));
   decision.warnings = {"w\u00e9 \"quoted\"", "line\nbreak"};
   std::string written = karta::encode_admission_review(decision, "u\\1");
   json expected = {{"apiVersion", "admission.k8s.io/v1"}, {"kind", "AdmissionReview"},

@@ -74,7 +74,7 @@ void check_entry(const json& entry, const std::filesystem::path& corpus) {
     karta::AdmissionState state{test::builtin_catalog(), full_policy()};
     auto result = karta::AdmissionService::mutate(request, state);
     CHECK(result.outcome == "skipped:no-definition");
-    CHECK(result.decision.patch.is_null());
+    CHECK(result.decision.patch.empty());
     return;
   }
   const auto* definition = test::builtin_catalog().find(request.kind);
@@ -83,7 +83,7 @@ void check_entry(const json& entry, const std::filesystem::path& corpus) {
   // The exact set of pod-label maps, and nothing else touched.
   auto outcome = karta::mutate_workload(object, *definition, label_only_policy());
   CHECK(outcome.notes == std::vector<std::string>{});
-  json patched = outcome.patch.empty() ? object : test::kubectl_apply(object, outcome.patch);
+  json patched = outcome.patch.empty() ? object : test::kubectl_apply(object, outcome.patch.value());
   std::set<std::string> labelled;
   find_key(patched, "karta.test/managed", json::json_pointer(), labelled);
   std::set<std::string> expected;
@@ -112,8 +112,8 @@ void check_entry(const json& entry, const std::filesystem::path& corpus) {
   // The whole policy: kubectl applies it, and a second pass changes nothing.
   auto full = karta::mutate_workload(object, *definition, full_policy());
   CHECK(full.notes == std::vector<std::string>{});
-  json fully_patched = full.patch.empty() ? object : test::kubectl_apply(object, full.patch);
-  CHECK(karta::mutate_workload(fully_patched, *definition, full_policy()).patch == json::array());
+  json fully_patched = full.patch.empty() ? object : test::kubectl_apply(object, full.patch.value());
+  CHECK(karta::mutate_workload(fully_patched, *definition, full_policy()).patch.value() == json::array());
 }
 
 void check_kind(const std::string& api_version, const std::string& kind, std::size_t samples) {

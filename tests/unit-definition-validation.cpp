@@ -230,10 +230,10 @@ TEST_CASE("/mutate stamps the labels KAI looks definitions up by on a Karta") {
   karta_object["apiVersion"] = "run.ai/v1alpha1";
   auto request = karta::request_for_object(karta_object);
   auto result = karta::AdmissionService::mutate(request, state);
-  CHECK(result.decision.patch == json::parse(R"([{"op":"add","path":"/metadata/labels","value":{
+  CHECK(result.decision.patch.value() == json::parse(R"([{"op":"add","path":"/metadata/labels","value":{
       "run.ai/karta-group":"jobset.x-k8s.io","run.ai/karta-version":"v1alpha2","run.ai/karta-kind":"JobSet"}}])"));
-  json patched = test::kubectl_apply(karta_object, result.decision.patch);
-  CHECK(karta::AdmissionService::mutate(karta::request_for_object(patched), state).decision.patch.is_null());
+  json patched = test::kubectl_apply(karta_object, result.decision.patch.value());
+  CHECK(karta::AdmissionService::mutate(karta::request_for_object(patched), state).decision.patch.empty());
 }
 
 TEST_CASE("karta-webhook validate exits non-zero on a fault and prints it") {

@@ -3,7 +3,9 @@
 #include "mutate/json_patch_builder.h"
 #include "support/test_support.h"
 
+using karta::JsonPatch;
 using karta::JsonPatchBuilder;
+using karta::JsonPointer;
 using karta::PatchChange;
 using karta::json;
 using ptr = karta::JsonPointer;
@@ -73,4 +75,20 @@ TEST_CASE("appending to a list adds to its end once, or creates the list") {
       {"op":"add","path":"/b/spec/tolerations","value":[{"key":"nvidia.com/gpu","operator":"Exists"}]}])"));
   auto patched = karta::test::kubectl_apply(object, patch.operations());
   CHECK(patched["a"]["spec"]["tolerations"].size() == 2);
+}
+
+TEST_CASE("the patch text is byte for byte what nlohmann::json writes for the same operations") {
+  JsonPatchBuilder builder(json::parse(R"({"metadata":{"labels":{}},"spec":{"list":[1]}})"));
+  builder.set_member(JsonPointer("/metadata/labels"), "a/b~c", "quote \" backslash \\ tab \t nul \u0001 é 日本", false);
+  builder.set_member(JsonPointer("/metadata/annotations"), "n", json{{"int", -7}, {"uint", 18446744073709551615u},
+                                                                     {"float", 0.1}, {"yes", true}, {"none", nullptr}},
+                     false);
+  builder.append_unique(JsonPointer("/spec/list"), json::array({json::object(), "x"}));
+  JsonPatch patch = builder.patch();
+  CHECK(patch.operations == 3);
+  CHECK(patch.text == patch.value().dump());
+  CHECK(patch.text == R"([{"op":"add","path":"/metadata/labels/a~1b~0c","value":"quote \" backslash \\ tab \t nul \u0001 é 日本"},)"
+                      R"({"op":"add","path":"/metadata/annotations","value":{"n":{"float":0.1,"int":-7,"none":null,)"
+                      R"("uint":18446744073709551615,"yes":true}}},{"op":"add","path":"/spec/list/-","value":[{},"x"]}])");
+  CHECK(JsonPatchBuilder(json::object()).patch() == JsonPatch{"[]", 0});
 }

@@ -84,7 +84,7 @@ podTemplates:
 )")};
   auto request = karta::request_for_object(object);
   auto mutated = karta::AdmissionService::mutate(request, state);
-  json patched = test::kubectl_apply(object, mutated.decision.patch);
+  json patched = test::kubectl_apply(object, mutated.decision.patch.value());
   auto patched_request = karta::request_for_object(patched);
   auto validated = karta::AdmissionService::validate(patched_request, state);
   CHECK(validated.decision.allowed);

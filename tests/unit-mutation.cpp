@@ -31,14 +31,14 @@ TEST_CASE("the demo JobSet's two pod templates are labelled and annotated, and t
   auto outcome = karta::mutate_workload(object, jobset_definition(), test::policy_from_yaml(kPolicy));
   CHECK(outcome.templates == 2);
   CHECK(outcome.notes.empty());
-  CHECK(outcome.patch == json::parse(R"([
+  CHECK(outcome.patch.value() == json::parse(R"([
     {"op":"add","path":"/spec/replicatedJobs/0/template/spec/template/metadata/annotations",
      "value":{"platform.example.com/owner":"platform"}},
     {"op":"add","path":"/spec/replicatedJobs/1/template/spec/template/metadata",
      "value":{"labels":{"platform.example.com/managed":"true"},"annotations":{"platform.example.com/owner":"platform"}}}
   ])"));
 
-  json patched = test::kubectl_apply(object, outcome.patch);
+  json patched = test::kubectl_apply(object, outcome.patch.value());
   const json& jobs = patched["spec"]["replicatedJobs"];
   CHECK(jobs[0]["template"]["spec"]["template"]["metadata"] == json::parse(R"({
       "labels":{"platform.example.com/managed":"user-set"},
@@ -54,7 +54,7 @@ TEST_CASE("the demo JobSet's two pod templates are labelled and annotated, and t
 
   SUBCASE("the patched object, sent again, gets no patch") {
     auto again = karta::mutate_workload(patched, jobset_definition(), test::policy_from_yaml(kPolicy));
-    CHECK(again.patch == json::array());
+    CHECK(again.patch.value() == json::array());
   }
 }
 
@@ -66,14 +66,14 @@ podTemplates:
   overwrite: true
 )");
   auto outcome = karta::mutate_workload(object, jobset_definition(), policy);
-  CHECK(outcome.patch == json::parse(R"([
+  CHECK(outcome.patch.value() == json::parse(R"([
     {"op":"add","path":"/spec/replicatedJobs/0/template/spec/template/metadata/labels/platform.example.com~1managed",
      "value":"true"},
     {"op":"add","path":"/spec/replicatedJobs/1/template/spec/template/metadata",
      "value":{"labels":{"platform.example.com/managed":"true"}}}
   ])"));
-  json patched = test::kubectl_apply(object, outcome.patch);
-  CHECK(karta::mutate_workload(patched, jobset_definition(), policy).patch == json::array());
+  json patched = test::kubectl_apply(object, outcome.patch.value());
+  CHECK(karta::mutate_workload(patched, jobset_definition(), policy).patch.value() == json::array());
 }
 
 TEST_CASE("an absent optional template is not created") {
@@ -106,19 +106,19 @@ spec:
       "spec":{"worker":{"template":{"spec":{"containers":[{"name":"w","image":"i"}]}}}}})");
   auto outcome = karta::mutate_workload(without_leader, *definition, policy);
   CHECK(outcome.templates == 1);
-  CHECK(outcome.patch == json::parse(R"([{"op":"add","path":"/spec/worker/template/metadata",
+  CHECK(outcome.patch.value() == json::parse(R"([{"op":"add","path":"/spec/worker/template/metadata",
       "value":{"labels":{"platform.example.com/managed":"true"},"annotations":{"platform.example.com/owner":"platform"}}}])"));
 
   json null_leader = without_leader;
   null_leader["spec"]["leader"] = {{"template", nullptr}};
-  CHECK(karta::mutate_workload(null_leader, *definition, policy).patch == outcome.patch);
+  CHECK(karta::mutate_workload(null_leader, *definition, policy).patch.value() == outcome.patch.value());
 }
 
 TEST_CASE("an object of the right kind but odd shape is left unpatched with a note, never an exception") {
   auto policy = test::policy_from_yaml(kPolicy);
   json strings = json::parse(R"({"apiVersion":"jobset.x-k8s.io/v1alpha2","kind":"JobSet","spec":"oops"})");
   auto outcome = karta::mutate_workload(strings, jobset_definition(), policy);
-  CHECK(outcome.patch == json::array());
+  CHECK(outcome.patch.value() == json::array());
   CHECK(outcome.notes == std::vector<std::string>{
       "spec.structureDefinition.childComponents[0].specDefinition.podTemplateSpecPath "
       "(.spec.replicatedJobs[].template.spec.template): stopped on error: Cannot index string with string "
@@ -137,7 +137,7 @@ TEST_CASE("an object of the right kind but odd shape is left unpatched with a no
       "object; left as is"});
   // The other template and the leader's annotations are still patched.
   CHECK(outcome.patch.size() == 2);
-  test::kubectl_apply(label_list, outcome.patch);
+  test::kubectl_apply(label_list, outcome.patch.value());
 }
 
 TEST_CASE("regression: a string replica count times a huge parallelism does not make jq repeat the string") {

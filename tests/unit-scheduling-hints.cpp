@@ -64,7 +64,7 @@ TEST_CASE("the demo JobSet with a CPU-only role gets scheduler, queue, role labe
   auto policy = test::policy_from_yaml(kPolicy);
   auto outcome = karta::mutate_workload(object, definition_for(object), policy, {"research", "CREATE"});
   const std::string toleration = R"([{"effect":"NoSchedule","key":"nvidia.com/gpu","operator":"Exists"}])";
-  CHECK(outcome.patch == json::parse(R"([
+  CHECK(outcome.patch.value() == json::parse(R"([
     {"op":"add","path":"/metadata/labels/kai.scheduler~1queue","value":"default-queue"},
     {"op":"add","path":"/spec/replicatedJobs/0/template/spec/template/metadata/labels/platform.example.com~1role","value":"leader"},
     {"op":"add","path":"/spec/replicatedJobs/0/template/spec/template/metadata/labels/kai.scheduler~1queue","value":"default-queue"},
@@ -82,7 +82,7 @@ TEST_CASE("the demo JobSet with a CPU-only role gets scheduler, queue, role labe
   CHECK(outcome.total_gpus == 12);  // leader 1 x 4 + worker 2 x 4; the coordinator asks for none
   CHECK(outcome.warnings.empty());
 
-  json patched = test::kubectl_apply(object, outcome.patch);
+  json patched = test::kubectl_apply(object, outcome.patch.value());
   const json& jobs = patched["spec"]["replicatedJobs"];
   CHECK_FALSE(jobs[2]["template"]["spec"]["template"]["spec"].contains("tolerations"));
   CHECK(patched["metadata"]["annotations"]["platform.example.com/gpu-total"] == "12");
@@ -90,7 +90,7 @@ TEST_CASE("the demo JobSet with a CPU-only role gets scheduler, queue, role labe
   // Never the pod-level keys KAI owns.
   CHECK(patched.dump().find("pod-group-name") == std::string::npos);
   CHECK(patched.dump().find("kai.scheduler/subgroup-name") == std::string::npos);
-  CHECK(karta::mutate_workload(patched, definition_for(patched), policy, {"research", "UPDATE"}).patch == json::array());
+  CHECK(karta::mutate_workload(patched, definition_for(patched), policy, {"research", "UPDATE"}).patch.value() == json::array());
 }
 
 TEST_CASE("the workload's own queue wins over the default and reaches every pod template") {
@@ -100,7 +100,7 @@ TEST_CASE("the workload's own queue wins over the default and reaches every pod 
       {"labels", {{"kai.scheduler/queue", "sneaky-other-queue"}}}};
   auto policy = test::policy_from_yaml("scheduling: {queue: {label: kai.scheduler/queue, default: default-queue}}");
   auto outcome = karta::mutate_workload(object, definition_for(object), policy);
-  CHECK(outcome.patch == json::parse(R"([
+  CHECK(outcome.patch.value() == json::parse(R"([
     {"op":"add","path":"/spec/replicatedJobs/0/template/spec/template/metadata/labels/kai.scheduler~1queue","value":"team-vision"},
     {"op":"add","path":"/spec/replicatedJobs/1/template/spec/template/metadata/labels/kai.scheduler~1queue","value":"team-vision"}
   ])"));
@@ -114,7 +114,7 @@ TEST_CASE("a placeholder that fills to an invalid label value is skipped with a 
   CHECK(outcome.warnings == std::vector<std::string>{
       "Worker_ pod template: label platform.example.com/role skipped: value \"Worker_\" must begin and end with an "
       "alphanumeric character"});
-  CHECK(outcome.patch == json::parse(R"([
+  CHECK(outcome.patch.value() == json::parse(R"([
     {"op":"add","path":"/spec/replicatedJobs/0/template/spec/template/metadata/labels/platform.example.com~1role","value":"leader"}])"));
 }
 
@@ -125,7 +125,7 @@ podTemplates:
   annotations: {who: "{{namespace}}/{{name}} {{group}} {{kind}} {{component}} {{instance}} {{gpus}}"}
 )");
   auto outcome = karta::mutate_workload(object, definition_for(object), policy, {"research", "CREATE"});
-  CHECK(outcome.patch == json::parse(R"([
+  CHECK(outcome.patch.value() == json::parse(R"([
     {"op":"add","path":"/spec/replicatedJobs/0/template/spec/template/metadata/annotations",
      "value":{"who":"research/demo jobset.x-k8s.io JobSet replicatedjob leader 4"}},
     {"op":"add","path":"/spec/replicatedJobs/1/template/spec/template/metadata",
@@ -146,12 +146,12 @@ scheduling: {schedulerName: kai-scheduler}
 gpu: {tolerations: [{key: nvidia.com/gpu, operator: Exists}]}
 )");
   auto created = karta::mutate_workload(pod, definition_for(pod), policy, {"ml", "CREATE"});
-  CHECK(created.patch == json::parse(R"([
+  CHECK(created.patch.value() == json::parse(R"([
     {"op":"add","path":"/metadata/labels","value":{"managed":"true"}},
     {"op":"add","path":"/spec/schedulerName","value":"kai-scheduler"},
     {"op":"add","path":"/spec/tolerations","value":[{"key":"nvidia.com/gpu","operator":"Exists"}]}])"));
   auto updated = karta::mutate_workload(pod, definition_for(pod), policy, {"ml", "UPDATE"});
-  CHECK(updated.patch == json::parse(R"([{"op":"add","path":"/metadata/labels","value":{"managed":"true"}}])"));
+  CHECK(updated.patch.value() == json::parse(R"([{"op":"add","path":"/metadata/labels","value":{"managed":"true"}}])"));
 }
 
 TEST_CASE("GPUs per pod are counted as Kubernetes counts requests") {

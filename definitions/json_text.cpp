@@ -1,0 +1,129 @@
+#include "definitions/json_text.h"
+
+#include <array>
+#include <charconv>
+#include <cstdint>
+
+namespace karta {
+namespace {
+
+// The length of the valid UTF-8 sequence starting at text[i] (a byte >= 0x80), or 0 (RFC 3629: no
+// overlong forms, no surrogates, nothing above U+10FFFF).
+std::size_t utf8_sequence(std::string_view text, std::size_t i) {
+  auto byte = [&](std::size_t k) { return i + k < text.size() ? static_cast<unsigned char>(text[i + k]) : 0u; };
+  auto continuation = [&](std::size_t k) { return (byte(k) & 0xC0) == 0x80; };
+  unsigned char c = byte(0);
+  if (c >= 0xC2 && c <= 0xDF) return continuation(1) ? 2 : 0;
+  if (c >= 0xE0 && c <= 0xEF) {
+    unsigned char d = byte(1);
+    if ((c == 0xE0 && d < 0xA0) || (c == 0xED && d > 0x9F)) return 0;
+    return continuation(1) && continuation(2) ? 3 : 0;
+  }
+  if (c >= 0xF0 && c <= 0xF4) {
+    unsigned char d = byte(1);
+    if ((c == 0xF0 && d < 0x90) || (c == 0xF4 && d > 0x8F)) return 0;
+    return continuation(1) && continuation(2) && continuation(3) ? 4 : 0;
+  }
+  return 0;
+}
+
+// Bytes that end a plain run: the quote, the backslash, control characters and every non-ASCII byte
+// (checked as UTF-8 on the slow path).
+constexpr std::array<bool, 256> kSpecial = [] {
+  std::array<bool, 256> table{};
+  for (int c = 0; c < 256; ++c) table[c] = c < 0x20 || c >= 0x80 || c == '"' || c == '\\';
+  return table;
+}();
+
+}  // namespace
+
+void append_json_string(std::string& out, std::string_view text) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  out += '"';
+  const char* data = text.data();
+  const std::size_t size = text.size();
+  std::size_t plain = 0;  // start of the run not yet copied
+  for (std::size_t i = 0; i < size; ++i) {
+    unsigned char c = static_cast<unsigned char>(data[i]);
+    if (!kSpecial[c]) continue;
+    if (c >= 0x80) {
+      if (std::size_t length = utf8_sequence(text, i)) {
+        i += length - 1;
+        continue;
+      }
+    }
+    out.append(data + plain, i - plain);
+    plain = i + 1;
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\b': out += "\\b"; break;
+      case '\f': out += "\\f"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (c >= 0x80) {
+          out += "\xEF\xBF\xBD";
+        } else {
+          out += "\\u00";
+          out += kHex[c >> 4];
+          out += kHex[c & 15];
+        }
+    }
+  }
+  out.append(data + plain, size - plain);
+  out += '"';
+}
+
+// Compact JSON, keys in nlohmann::json's order; the same bytes json::dump() gives for valid text.
+void append_json(std::string& out, const json& value) {
+  switch (value.type()) {
+    case json::value_t::object: {
+      out += '{';
+      bool first = true;
+      for (const auto& [key, item] : value.get_ref<const json::object_t&>()) {
+        if (!first) out += ',';
+        first = false;
+        append_json_string(out, key);
+        out += ':';
+        append_json(out, item);
+      }
+      out += '}';
+      return;
+    }
+    case json::value_t::array: {
+      out += '[';
+      bool first = true;
+      for (const auto& item : value.get_ref<const json::array_t&>()) {
+        if (!first) out += ',';
+        first = false;
+        append_json(out, item);
+      }
+      out += ']';
+      return;
+    }
+    case json::value_t::string:
+      append_json_string(out, value.get_ref<const std::string&>());
+      return;
+    case json::value_t::boolean:
+      out += value.get<bool>() ? "true" : "false";
+      return;
+    case json::value_t::null:
+      out += "null";
+      return;
+    case json::value_t::number_integer:
+    case json::value_t::number_unsigned: {
+      char digits[24];
+      auto end = value.is_number_unsigned()
+                     ? std::to_chars(digits, digits + sizeof digits, value.get<std::uint64_t>()).ptr
+                     : std::to_chars(digits, digits + sizeof digits, value.get<std::int64_t>()).ptr;
+      out.append(digits, end);
+      return;
+    }
+    default:
+      out += value.dump();  // floating-point numbers (and binary): nlohmann's own formatting
+  }
+}
+
+}  // namespace karta
