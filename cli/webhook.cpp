@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include "definitions/documents.h"
+#include "server/cpu_budget.h"
 #include "validate/definition_validation.h"
 
 namespace karta {
@@ -107,7 +108,9 @@ std::shared_ptr<AdmissionState> load_admission_state(const std::vector<std::file
 Webhook::Webhook(WebhookConfig config)
     : config_(std::move(config)),
       service_(std::make_shared<AdmissionService>()),
-      loader_(config_.definition_directories, config_.policy_file, config_.server.threads, config_.crd_directories) {
+      // One jq state per CPU that may run it, not per thread: jq runs are CPU-bound and short.
+      loader_(config_.definition_directories, config_.policy_file,
+              std::min(config_.server.threads, available_cpus()), config_.crd_directories) {
   auto started = std::chrono::steady_clock::now();
   auto certificates = std::make_shared<CertificateStore>(config_.tls);
   loaded_fingerprint_ = loader_.fingerprint();

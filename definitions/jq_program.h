@@ -47,7 +47,8 @@ struct JqOutcome {
 
 // A compiled jq program. Compiling costs ~18 ms with libjq 1.6 (it recompiles jq's builtins each time),
 // running ~20 us, so programs are compiled when definitions load and never per request. A jq_state is
-// not thread-safe: the program keeps one state per thread that may run it at once.
+// not thread-safe: the program keeps `copies` states (one per CPU that may run it at once); a caller
+// finding all of them in use waits for one.
 class JqProgram {
  public:
   // Compiles `text` `copies` times. Throws JqCompileError with jq's own messages.
@@ -55,6 +56,9 @@ class JqProgram {
   ~JqProgram();
   JqProgram(JqProgram&&) noexcept;
   JqProgram& operator=(JqProgram&&) noexcept;
+
+  // States compiled: `copies`, however many callers there are.
+  std::size_t states() const;
 
   // Runs the program on `input`, keeping at most `max_outputs` outputs.
   JqOutcome run(const JqInput& input, std::size_t max_outputs) const;

@@ -1,5 +1,9 @@
 #include <doctest/doctest.h>
 
+#include <atomic>
+#include <thread>
+#include <vector>
+
 #include "definitions/jq_program.h"
 #include "definitions/simple_path.h"
 
@@ -130,4 +134,22 @@ TEST_CASE("an object's members are iterated in key order, whatever order the byt
   JqProgram program("[.s[].n]", 1);
   JqInput input(parsed.root());
   CHECK(program.run(input, 10).outputs == std::vector<json>{json::array({3, 2, 1})});
+}
+
+TEST_CASE("a program with one jq state serves four threads at once by waiting, never compiling another") {
+  const JqProgram program("[.s[].n] | add", 1);
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 200; ++i) {
+        JqInput input(json{{"s", json::array({{{"n", t}}, {{"n", i}}})}});
+        auto outcome = program.run(input, 10);
+        if (outcome.outputs != std::vector<json>{json(t + i)} || outcome.error) ++wrong;
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  CHECK(wrong == 0);
+  CHECK(program.states() == 1);
 }
