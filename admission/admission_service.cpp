@@ -191,9 +191,9 @@ HttpResponse AdmissionService::handle(AdmissionEndpoint endpoint, const HttpRequ
   HttpResponse response;
   response.body = encode_admission_review(result.decision, request.uid, request.review_api_version);
   auto micros = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started);
-  std::string kind_label = state->catalog.find(request.kind) != nullptr
-                               ? request.kind.group + "/" + request.kind.version + "/" + request.kind.kind
-                               : "unregistered";
+  static const std::string kUnregistered = "unregistered";
+  const std::string* registered = state->catalog.find_key(request.kind);
+  const std::string& kind_label = registered != nullptr ? *registered : kUnregistered;
   std::string result_label = result.outcome.substr(0, result.outcome.find(':'));
   metrics_.record_admission(endpoint_name, request.operation, kind_label, result_label,
                             result.decision.patch_operations(), static_cast<double>(micros.count()) / 1e6);

@@ -15,9 +15,21 @@ void Catalog::add(std::shared_ptr<const CompiledDefinition> definition) {
   by_kind_[key(definition->root_kind())] = std::move(definition);
 }
 
+// The key of `kind`, written into a per-thread buffer: a lookup on every admission allocates nothing.
+const std::string& Catalog::lookup_key(const GroupVersionKind& kind) {
+  thread_local std::string buffer;
+  buffer.assign(kind.group).append("/").append(kind.version).append("/").append(kind.kind);
+  return buffer;
+}
+
 const CompiledDefinition* Catalog::find(const GroupVersionKind& kind) const {
-  auto it = by_kind_.find(key(kind));
+  auto it = by_kind_.find(lookup_key(kind));
   return it == by_kind_.end() ? nullptr : it->second.get();
+}
+
+const std::string* Catalog::find_key(const GroupVersionKind& kind) const {
+  auto it = by_kind_.find(lookup_key(kind));
+  return it == by_kind_.end() ? nullptr : &it->first;
 }
 
 std::shared_ptr<const CompiledDefinition> Catalog::find_shared(const GroupVersionKind& kind) const {

@@ -20,6 +20,8 @@ class Catalog {
 
   // The definition for a root kind, or nullptr.
   const CompiledDefinition* find(const GroupVersionKind& kind) const;
+  // "group/version/kind" of the definition for `kind` (as metrics name it), or nullptr.
+  const std::string* find_key(const GroupVersionKind& kind) const;
   std::shared_ptr<const CompiledDefinition> find_shared(const GroupVersionKind& kind) const;
 
   std::size_t size() const { return by_kind_.size(); }
@@ -28,6 +30,7 @@ class Catalog {
 
  private:
   static std::string key(const GroupVersionKind& kind);
+  static const std::string& lookup_key(const GroupVersionKind& kind);
   std::unordered_map<std::string, std::shared_ptr<const CompiledDefinition>> by_kind_;
 };
 

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdlib>
 
+#include <boost/container/small_vector.hpp>
+
 #include "definitions/simple_path.h"
 
 namespace karta {
@@ -190,7 +192,8 @@ struct Value {
   JsonElement element;
   double number = 0;
 };
-using Stream = std::vector<Value>;
+// Inline for the few values an expression usually yields: no allocation per step.
+using Stream = boost::container::small_vector<Value, 8>;
 
 Value element_value(JsonElement element) {
   if (element.is_null()) return {};

@@ -105,7 +105,13 @@ JsonPatchBuilder::Place JsonPatchBuilder::find_container(const Pointer& pointer,
     place.created = node;
     return place;
   }
-  // In the original object?
+  // In the original object? The last container found there is remembered: a template's labels,
+  // annotations and spec are each asked for several times in a row. (A pointer found in the original
+  // cannot lie under a container this patch creates: those are absent from the original.)
+  if (last_found_ && last_found_text_ == pointer.text) {
+    place.original = last_found_;
+    return place;
+  }
   JsonElement node = original_;
   for (std::size_t i = 0; i < tokens.size(); ++i) {
     if (node.is_object()) {
@@ -131,6 +137,8 @@ JsonPatchBuilder::Place JsonPatchBuilder::find_container(const Pointer& pointer,
     }
   }
   place.original = node;
+  last_found_text_.assign(pointer.text);  // reuses its buffer
+  last_found_ = node;
   return place;
 }
 

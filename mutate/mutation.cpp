@@ -17,23 +17,29 @@ std::string string_at(JsonElement object, std::string_view a, std::string_view b
   return text ? std::string(*text) : std::string();
 }
 
+// Where a change is made, for messages: the workload itself, or one pod template. Written out only
+// when a message needs it.
+struct Where {
+  const std::string* instance = nullptr;  // the template's instance; null: the workload
+  std::string text() const { return instance == nullptr ? "workload" : *instance + " pod template"; }
+};
+
 class Mutator {
  public:
   Mutator(JsonElement object, MutationOutcome& outcome) : patch_(object), outcome_(outcome) {}
 
-  void set(const JsonPointer& map, const std::string& key, json value, bool overwrite, const std::string& where) {
+  void set(const JsonPointer& map, const std::string& key, json value, bool overwrite, Where where) {
     if (patch_.set_member(map, key, std::move(value), overwrite) == PatchChange::Blocked) block(where);
   }
 
-  void append(const JsonPointer& list, const json& value, const std::string& where) {
+  void append(const JsonPointer& list, const json& value, Where where) {
     if (patch_.append_unique(list, value) == PatchChange::Blocked) block(where);
   }
 
   // A label value, checked once its placeholders are filled.
-  void label(const JsonPointer& map, const std::string& key, const std::string& value, bool overwrite,
-             const std::string& where) {
+  void label(const JsonPointer& map, const std::string& key, const std::string& value, bool overwrite, Where where) {
     if (auto error = label_value_error(value); !error.empty()) {
-      outcome_.warnings.push_back(where + ": label " + key + " skipped: value \"" + value + "\" " + error);
+      outcome_.warnings.push_back(where.text() + ": label " + key + " skipped: value \"" + value + "\" " + error);
       return;
     }
     set(map, key, value, overwrite, where);
@@ -42,8 +48,8 @@ class Mutator {
   JsonPatch patch() const { return patch_.patch(); }
 
  private:
-  void block(const std::string& where) {
-    std::string note = where + ": " + patch_.blocked_reason() + "; left as is";
+  void block(Where where) {
+    std::string note = where.text() + ": " + patch_.blocked_reason() + "; left as is";
     if (noted_.insert(note).second) outcome_.notes.push_back(note);
   }
   JsonPatchBuilder patch_;
@@ -80,7 +86,7 @@ MutationOutcome mutate_workload(JsonElement object, const CompiledDefinition& de
   if (!scheduling.queue_label.empty()) {
     queue = string_at(object, "metadata", "labels", scheduling.queue_label);
     if (queue.empty()) queue = scheduling.default_queue;
-    if (!queue.empty()) mutator.label(workload_labels, scheduling.queue_label, queue, false, "workload");
+    if (!queue.empty()) mutator.label(workload_labels, scheduling.queue_label, queue, false, Where{});
   }
 
   PlaceholderValues values;
@@ -94,7 +100,7 @@ MutationOutcome mutate_workload(JsonElement object, const CompiledDefinition& de
   for (std::size_t i = 0; i < analysis.layout.templates.size(); ++i) {
     const PodTemplateLocation& t = analysis.layout.templates[i];
     const PodRequests& requests = analysis.per_pod[i];
-    const std::string where = t.instance + " pod template";
+    const Where where{&t.instance};
     values.component = t.component;
     values.instance = t.instance;
     values.gpus = format_count(requests.gpus);
@@ -144,7 +150,7 @@ MutationOutcome mutate_workload(JsonElement object, const CompiledDefinition& de
 
   if (!policy.gpu.workload_total_annotation.empty() && analysis.total_gpus > 0) {
     mutator.set(workload_annotations, policy.gpu.workload_total_annotation, format_count(analysis.total_gpus), true,
-                "workload");
+                Where{});
   }
   if (!policy.gang.min_member_annotation.empty() && definition.definition().gang) {
     std::set<std::string> members;
@@ -159,7 +165,7 @@ MutationOutcome mutate_workload(JsonElement object, const CompiledDefinition& de
     }
     if (min_member > 0) {
       mutator.set(workload_annotations, policy.gang.min_member_annotation, std::to_string(min_member), true,
-                  "workload");
+                  Where{});
     }
   }
   outcome.patch = mutator.patch();

@@ -235,3 +235,17 @@ TEST_CASE("every simple catalog path gives what libjq gives, on every sample") {
   }
   CHECK(compared > 1000);
 }
+
+TEST_CASE("a kind's catalog key names it as group/version/kind; unknown kinds and versions have none") {
+  const auto& catalog = test::builtin_catalog();
+  const std::string* key = catalog.find_key({"jobset.x-k8s.io", "v1alpha2", "JobSet"});
+  REQUIRE(key != nullptr);
+  CHECK(*key == "jobset.x-k8s.io/v1alpha2/JobSet");
+  CHECK(catalog.find({"jobset.x-k8s.io", "v1alpha2", "JobSet"})->root_kind().kind == "JobSet");
+  key = catalog.find_key({"", "v1", "Pod"});
+  REQUIRE(key != nullptr);
+  CHECK(*key == "/v1/Pod");
+  CHECK(catalog.find_key({"jobset.x-k8s.io", "v1", "JobSet"}) == nullptr);
+  CHECK(catalog.find_key({"example.com", "v1", "Gizmo"}) == nullptr);
+  CHECK(catalog.find({"example.com", "v1", "Gizmo"}) == nullptr);
+}
