@@ -353,6 +353,10 @@ void HttpsServer::do_accept() {
     } else if (open_connections() >= options_.max_connections) {
       spdlog::warn("refusing a connection: {} open", open_connections());
     } else {
+      // As nginx does for keep-alive connections: a response is one write, and must not wait for
+      // the acknowledgement of the previous one (Nagle's algorithm).
+      beast::error_code option_error;
+      socket.set_option(tcp::no_delay(true), option_error);
       std::make_shared<Session>(*this, std::move(socket), certificates_->current())->run();
     }
     if (!stopping_) do_accept();
