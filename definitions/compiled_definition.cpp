@@ -149,6 +149,7 @@ const ExpressionOutcome& DefinitionEvaluation::outcome(ExpressionId id) {
     for (auto& match : result.matches) {
       if (e.mode == ExpressionMode::Path) {
         outcome.pointers.push_back(std::move(match.pointer));
+        outcome.places.push_back(match.value);
       } else {
         outcome.values.push_back(match.value ? to_json(*match.value) : json(nullptr));
       }
@@ -158,7 +159,7 @@ const ExpressionOutcome& DefinitionEvaluation::outcome(ExpressionId id) {
   }
   if (e.native) {
     if (auto values = e.native->evaluate(object_, kMaxExpressionOutputs)) {
-      slot = ExpressionOutcome{{}, std::move(*values), std::nullopt, false};
+      slot = ExpressionOutcome{{}, {}, std::move(*values), std::nullopt, false};
       return *slot;
     }
   }

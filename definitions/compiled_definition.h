@@ -40,6 +40,9 @@ struct CompiledExpression {
 
 struct ExpressionOutcome {
   std::vector<JsonPointer> pointers;  // Path mode
+  // Path mode, evaluated natively: what each pointer reaches (nullopt: nothing), so that callers need
+  // not walk the object again. Empty when jq answered.
+  std::vector<std::optional<JsonElement>> places;
   std::vector<json> values;                  // Value mode
   std::optional<std::string> error;          // what ended evaluation early
   bool capped = false;                       // more than kMaxExpressionOutputs outputs

@@ -23,8 +23,15 @@ class JsonPointer {
 
   JsonPointer& operator/=(std::string_view token);  // an unescaped token
   JsonPointer& operator/=(std::size_t index);
-  friend JsonPointer operator/(JsonPointer pointer, std::string_view token) { return pointer /= token; }
-  friend JsonPointer operator/(JsonPointer pointer, std::size_t index) { return pointer /= index; }
+  // By value and returned as is, so `a / "b" / "c"` moves one string along instead of copying it.
+  friend JsonPointer operator/(JsonPointer pointer, std::string_view token) {
+    pointer /= token;
+    return pointer;
+  }
+  friend JsonPointer operator/(JsonPointer pointer, std::size_t index) {
+    pointer /= index;
+    return pointer;
+  }
 
   JsonPointer parent_pointer() const;
   std::string back() const;               // the last token, unescaped

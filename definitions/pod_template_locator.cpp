@@ -59,6 +59,14 @@ class Locator {
     return &outcome.pointers;
   }
 
+  // What the i-th pointer of expression `id` reaches, without walking the object again when the
+  // evaluation already knows.
+  std::optional<JsonElement> place(ExpressionId id, std::size_t i) {
+    const auto& outcome = evaluation_.outcome(id);
+    if (i < outcome.places.size()) return outcome.places[i];
+    return find_at(evaluation_.object(), outcome.pointers[i]);
+  }
+
   const std::vector<json>* values(ExpressionId id) {
     if (id == kNoExpression) return nullptr;
     const auto& outcome = evaluation_.outcome(id);
@@ -152,7 +160,7 @@ WorkloadLayout locate_pod_templates(DefinitionEvaluation& evaluation) {
       }
       for (std::size_t i = 0; locations != nullptr && i < locations->size(); ++i) {
         const JsonPointer& pointer = (*locations)[i];
-        auto value = find_at(object, pointer);
+        auto value = locator.place(plan.location, i);
         if (!present(value)) {  // never create a template the user did not write
           instances.emplace_back();
           continue;

@@ -1,5 +1,7 @@
 #include "definitions/simple_path.h"
 
+#include <boost/container/small_vector.hpp>
+
 #include "definitions/documents.h"
 
 #include <cctype>
@@ -105,7 +107,9 @@ SimplePath::Result SimplePath::evaluate(JsonElement document, std::size_t max_ou
     std::optional<JsonElement> value;
     std::size_t step;
   };
-  std::vector<Frame> stack{{JsonPointer(), document, 0}};
+  // Inline storage: a path over a few lists needs no allocation for its stack. A frame's pointer is
+  // extended in place, and copied only where a list or map branches.
+  boost::container::small_vector<Frame, 16> stack{{JsonPointer(), document, 0}};
   while (!stack.empty()) {
     Frame frame = std::move(stack.back());
     stack.pop_back();
@@ -128,7 +132,8 @@ SimplePath::Result SimplePath::evaluate(JsonElement document, std::size_t max_ou
         result.error = std::string("Cannot index ") + type_name(*value) + " with string \"" + field->name + "\"";
         return result;
       }
-      stack.push_back({frame.pointer / field->name, next, frame.step + 1});
+      frame.pointer /= field->name;
+      stack.push_back({std::move(frame.pointer), next, frame.step + 1});
     } else if (const auto* index = std::get_if<Index>(&step)) {
       std::optional<JsonElement> next;
       if (!null && value->is_array()) {
@@ -138,7 +143,8 @@ SimplePath::Result SimplePath::evaluate(JsonElement document, std::size_t max_ou
         result.error = std::string("Cannot index ") + type_name(*value) + " with number";
         return result;
       }
-      stack.push_back({frame.pointer / index->index, next, frame.step + 1});
+      frame.pointer /= index->index;
+      stack.push_back({std::move(frame.pointer), next, frame.step + 1});
     } else {
       if (std::get<Iterate>(step).optional && (null || !(value->is_array() || value->is_object()))) continue;
       if (null || !(value->is_array() || value->is_object())) {
@@ -148,7 +154,7 @@ SimplePath::Result SimplePath::evaluate(JsonElement document, std::size_t max_ou
       }
       // Pushed in reverse so the first element is processed first.
       if (value->is_array()) {
-        std::vector<JsonElement> items;
+        boost::container::small_vector<JsonElement, 16> items;
         for (auto item : array_of(*value)) items.push_back(item);
         for (std::size_t i = items.size(); i-- > 0;) stack.push_back({frame.pointer / i, items[i], frame.step + 1});
       } else {
