@@ -165,9 +165,9 @@ PatchChange JsonPatchBuilder::set_member(const JsonPointer& map, const std::stri
     if (!container.is_object()) {
       return blocked(std::string(pointer.text) + " is " + described(container) + ", not an object");
     }
-    std::string path;
-    path.reserve(pointer.text.size() + 1 + key.size());
-    path.append(pointer.text).append("/");
+    // The operation's path, in a buffer kept across calls: copied only when an operation is added.
+    std::string& path = path_buffer_;
+    path.assign(pointer.text).append("/");
     append_escaped_pointer_token(path, key);
     if (auto again = added_.find(path); again != added_.end()) {
       if (*again->second == value) return PatchChange::Unchanged;
@@ -182,7 +182,7 @@ PatchChange JsonPatchBuilder::set_member(const JsonPointer& map, const std::stri
       if (!overwrite) return PatchChange::Kept;
       change = PatchChange::Replaced;  // "add" on an existing member replaces it (RFC 6902 4.1)
     }
-    operations_.push_back({std::move(path), std::move(value)});
+    operations_.push_back({path, std::move(value)});
     added_.emplace(operations_.back().path, &operations_.back().value);  // a deque: neither moves again
     return change;
   }

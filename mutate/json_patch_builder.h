@@ -84,6 +84,7 @@ class JsonPatchBuilder {
   std::map<std::string, json*, std::less<>> created_;  // pointer -> container created by this patch
   std::map<std::string_view, json*> added_;  // operation path (its text, in operations_) -> its value
   std::string blocked_reason_;
+  std::string path_buffer_;                // set_member's operation path, before it is kept
   std::string last_found_text_;            // the pointer last found in original_,
   std::optional<JsonElement> last_found_;  // and what it found
 };
