@@ -1,5 +1,7 @@
 #include "definitions/json_pointer.h"
 
+#include <charconv>
+
 namespace karta {
 
 std::string unescape_pointer_token(std::string_view escaped) {
@@ -17,14 +19,13 @@ std::string unescape_pointer_token(std::string_view escaped) {
 }
 
 void append_escaped_pointer_token(std::string& out, std::string_view token) {
-  for (char c : token) {
-    if (c == '~') {
-      out += "~0";
-    } else if (c == '/') {
-      out += "~1";
-    } else {
-      out += c;
-    }
+  // Runs without '~' or '/' (nearly every token) are appended whole.
+  while (!token.empty()) {
+    std::size_t special = token.find_first_of("~/");
+    out.append(token.substr(0, special));
+    if (special == std::string_view::npos) return;
+    out += token[special] == '~' ? "~0" : "~1";
+    token.remove_prefix(special + 1);
   }
 }
 
@@ -35,8 +36,10 @@ JsonPointer& JsonPointer::operator/=(std::string_view token) {
 }
 
 JsonPointer& JsonPointer::operator/=(std::size_t index) {
+  char digits[24];
+  auto end = std::to_chars(digits, digits + sizeof digits, index).ptr;
   text_ += '/';
-  text_ += std::to_string(index);
+  text_.append(digits, end);
   return *this;
 }
 

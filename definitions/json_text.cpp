@@ -3,6 +3,7 @@
 #include <array>
 #include <charconv>
 #include <cstdint>
+#include <cstring>
 
 namespace karta {
 namespace {
@@ -44,6 +45,19 @@ void append_json_string(std::string& out, std::string_view text) {
   const std::size_t size = text.size();
   std::size_t plain = 0;  // start of the run not yet copied
   for (std::size_t i = 0; i < size; ++i) {
+    // Eight bytes at a time while none of them is special (SWAR: each test sets a byte's high bit).
+    while (i + 8 <= size) {
+      std::uint64_t word;
+      std::memcpy(&word, data + i, 8);
+      constexpr std::uint64_t kOnes = 0x0101010101010101ull, kHigh = 0x8080808080808080ull;
+      auto zero_byte = [&](std::uint64_t x) { return (x - kOnes) & ~x & kHigh; };
+      std::uint64_t special = (word & kHigh)                       // >= 0x80
+                              | ((word - 0x20 * kOnes) & ~word & kHigh)  // < 0x20
+                              | zero_byte(word ^ ('"' * kOnes)) | zero_byte(word ^ ('\\' * kOnes));
+      if (special != 0) break;
+      i += 8;
+    }
+    if (i >= size) break;
     unsigned char c = static_cast<unsigned char>(data[i]);
     if (!kSpecial[c]) continue;
     if (c >= 0x80) {
