@@ -197,7 +197,10 @@ void JsonPatchBuilder::add_created(const Pointer& pointer, std::size_t missing_f
   const auto& tokens = pointer.tokens;
   json created = std::move(leaf);
   for (std::size_t i = tokens.size() - 1; i > missing_from; --i) {
-    created = json::object({{TokenKey(tokens[i]).str(), std::move(created)}});
+    // Built member by member: nlohmann's initializer lists copy their elements, a deep copy per level.
+    json parent = json::object();
+    parent[TokenKey(tokens[i]).str()] = std::move(created);
+    created = std::move(parent);
   }
   operations_.push_back({std::string(pointer.prefix(missing_from + 1)), std::move(created)});
   // Remember every container the add creates, so later changes beneath it fold into this one add.
@@ -232,7 +235,9 @@ PatchChange JsonPatchBuilder::append_unique(const JsonPointer& array, const json
     operations_.push_back({std::move(path), value});
     return PatchChange::Added;
   }
-  add_created(pointer, place.missing_from, json::array({value}));
+  json list = json::array();
+  list.push_back(value);  // one copy (an initializer list would make two)
+  add_created(pointer, place.missing_from, std::move(list));
   return PatchChange::Added;
 }
 

@@ -133,13 +133,13 @@ MutationOutcome mutate_workload(JsonElement object, const CompiledDefinition& de
       }
     }
     if (requests.gpus > 0) {
-      std::optional<JsonPointer> tolerations =
-          t.pod_spec ? std::optional(*t.pod_spec / "tolerations") : t.tolerations;
+      std::optional<JsonPointer> tolerations;
+      if (!policy.gpu.tolerations.empty()) tolerations = t.pod_spec ? *t.pod_spec / "tolerations" : t.tolerations;
       if (tolerations) {
         for (const auto& toleration : policy.gpu.tolerations) mutator.append(*tolerations, toleration, where);
       }
-      std::optional<JsonPointer> node_selector =
-          t.pod_spec ? std::optional(*t.pod_spec / "nodeSelector") : t.node_selector;
+      std::optional<JsonPointer> node_selector;
+      if (!policy.gpu.node_selector.empty()) node_selector = t.pod_spec ? *t.pod_spec / "nodeSelector" : t.node_selector;
       if (node_selector) {
         for (const auto& [key, value] : policy.gpu.node_selector) {
           mutator.label(*node_selector, key, value, false, where);
