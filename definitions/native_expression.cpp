@@ -141,6 +141,8 @@ class Parser {
     while (pos_ < text_.size()) {
       char c = peek();
       if (after_dot && identifier_start(c)) {
+        // Checked on the whole rest: jq reads ".e+3" as one (invalid) number, not ".e + 3".
+        if (jq_reads_number_after_dot(text_.substr(pos_))) return nullptr;
         while (identifier_char(peek())) ++pos_;
       } else if (after_dot && c == '"') {
         if (!skip_string()) return nullptr;

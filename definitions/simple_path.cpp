@@ -39,6 +39,18 @@ std::optional<std::string> read_quoted(std::string_view text, std::size_t& pos) 
 
 }  // namespace
 
+bool jq_reads_number_after_dot(std::string_view after_dot) {
+  auto digit = [&](std::size_t i) { return i < after_dot.size() && std::isdigit(static_cast<unsigned char>(after_dot[i])); };
+  if (after_dot.empty() || (after_dot[0] != 'e' && after_dot[0] != 'E')) return false;
+  std::size_t number = 1;
+  if (number < after_dot.size() && (after_dot[number] == '+' || after_dot[number] == '-')) ++number;
+  if (!digit(number)) return false;
+  while (digit(number)) ++number;
+  std::size_t field = 0;
+  while (field < after_dot.size() && is_identifier_char(after_dot[field])) ++field;
+  return number >= field;
+}
+
 std::optional<SimplePath> SimplePath::parse(std::string_view text) {
   // jq's own white space only: it refuses \v, \f and \r.
   auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\n'; };
@@ -57,6 +69,7 @@ std::optional<SimplePath> SimplePath::parse(std::string_view text) {
         return std::nullopt;
       }
       if (is_identifier_start(text[pos])) {
+        if (jq_reads_number_after_dot(text.substr(pos))) return std::nullopt;
         std::size_t start = pos;
         while (pos < text.size() && is_identifier_char(text[pos])) ++pos;
         path.steps_.push_back(Field{std::string(text.substr(start, pos - start))});

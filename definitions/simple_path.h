@@ -20,6 +20,12 @@
 
 namespace karta {
 
+// Whether jq 1.6's lexer reads the text after a '.' as part of a number, not as a field name. Its
+// number rule, `([0-9]+(\.[0-9]*)?|\.[0-9]*)([eE][+-]?[0-9]+)?`, also matches ".e3", and flex takes the
+// longer match, or the number on a tie: ".e3", ".E10" and ".e+3" do not compile ("Invalid numeric
+// literal"), while ".e", ".e3x" and ".ex3" are fields. (Fuzz finding F9.)
+bool jq_reads_number_after_dot(std::string_view after_dot);
+
 class SimplePath {
  public:
   struct Field {

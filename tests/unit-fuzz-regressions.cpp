@@ -2,6 +2,9 @@
 
 #include <doctest/doctest.h>
 
+#include <fstream>
+#include <iterator>
+
 #include "admission/admission_review.h"
 #include "definitions/jq_program.h"
 #include "definitions/native_expression.h"
@@ -73,4 +76,26 @@ TEST_CASE("regression F8: `[]?//` is jq's destructuring token, not `[]?` then `/
   CHECK_FALSE(karta::jq_compile_error(".s[]? // 0").has_value());
   CHECK(karta::NativeExpression::parse(".s[]? // 0").has_value());
   CHECK(karta::jq_compile_error(".s[]?// 0").has_value());
+}
+
+TEST_CASE("regression F9: jq 1.6 lexes `.e3` and `.e+3` as numbers, so neither native grammar takes them as fields") {
+  // What jq itself compiles decides; the native grammars must refuse exactly what it refuses.
+  for (const char* refused : {".e3", ".E10", ".a.e3", ".e3[]", ".e0 | .x", ".e+3", ".a.E-1"}) {
+    CAPTURE(refused);
+    CHECK(karta::jq_compile_error(refused).has_value());
+    CHECK_FALSE(karta::SimplePath::parse(refused).has_value());
+    CHECK_FALSE(karta::NativeExpression::parse(refused).has_value());
+  }
+  for (const char* field : {".e", ".e3x", ".ex3", ".E", ".ee3", ".e + 3", ".e3_"}) {
+    CAPTURE(field);
+    CHECK_FALSE(karta::jq_compile_error(field).has_value());
+    CHECK(karta::NativeExpression::parse(field).has_value());
+  }
+  CHECK(karta::SimplePath::parse(".e3x").has_value());
+  // The input the fuzzer found: ".e3" and a tab.
+  std::ifstream in(test::source_dir() / "fuzz/findings/F9-field-lexed-as-number.txt", std::ios::binary);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  REQUIRE(text == ".e3\t");
+  CHECK_FALSE(karta::SimplePath::parse(text).has_value());
+  CHECK(karta::jq_compile_error(text).has_value());
 }
