@@ -78,7 +78,19 @@ class TokenKey {
 
 }  // namespace
 
+void JsonPatchBuilder::own_borrowed_under(std::string_view pointer) {
+  for (auto& op : operations_) {
+    if (op.borrowed == nullptr || !pointer.starts_with(op.path)) continue;
+    if (pointer.size() != op.path.size() && pointer[op.path.size()] != '/') continue;
+    op.value = *op.borrowed;
+    op.borrowed = nullptr;
+    --borrowed_;
+    created_.emplace(op.path, &op.value);
+  }
+}
+
 JsonPatchBuilder::Place JsonPatchBuilder::find_container(const Pointer& pointer, bool leaf_is_array) {
+  if (borrowed_ != 0) own_borrowed_under(pointer.text);
   Place place;
   const auto& tokens = pointer.tokens;
   // Inside something this patch already creates?
@@ -241,6 +253,33 @@ PatchChange JsonPatchBuilder::append_unique(const JsonPointer& array, const json
   return PatchChange::Added;
 }
 
+PatchChange JsonPatchBuilder::append_all_unique(const JsonPointer& array, const json& values) {
+  if (!values.is_array() || values.empty()) return PatchChange::Unchanged;
+  // Borrowed whole only where appending one by one would add every element as it is: the list and
+  // nothing else missing, and no element equal to another.
+  const Pointer pointer(array.to_string());
+  bool distinct = true;
+  for (std::size_t i = 0; i < values.size() && distinct; ++i) {
+    for (std::size_t j = i + 1; j < values.size() && distinct; ++j) distinct = values[i] != values[j];
+  }
+  if (distinct && !pointer.tokens.empty()) {
+    Place place = find_container(pointer, /*leaf_is_array=*/true);
+    if (place.blocked) return PatchChange::Blocked;
+    if (!place.created && !place.original && place.missing_from + 1 == pointer.tokens.size()) {
+      operations_.push_back({std::string(pointer.text), json(), &values});
+      ++borrowed_;
+      return PatchChange::Added;
+    }
+  }
+  PatchChange result = PatchChange::Unchanged;
+  for (const auto& value : values) {
+    PatchChange change = append_unique(array, value);
+    if (change == PatchChange::Blocked) return change;
+    if (change == PatchChange::Added) result = change;
+  }
+  return result;
+}
+
 JsonPatch JsonPatchBuilder::patch() const {
   JsonPatch patch;
   patch.operations = operations_.size();
@@ -252,7 +291,7 @@ JsonPatch JsonPatchBuilder::patch() const {
     patch.text += R"({"op":"add","path":)";
     append_json_string(patch.text, op.path);
     patch.text += R"(,"value":)";
-    append_json(patch.text, op.value);
+    append_json(patch.text, op.borrowed != nullptr ? *op.borrowed : op.value);
     patch.text += '}';
   }
   patch.text += ']';

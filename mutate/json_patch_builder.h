@@ -42,6 +42,11 @@ class JsonPatchBuilder {
   // Appends `value` to the array at `array` unless an equal element is already there.
   PatchChange append_unique(const JsonPointer& array, const json& value);
 
+  // The same for each element of the array `values`, in order. Where the array at `array` is missing
+  // under a present parent, one add creates it holding `values` itself, without copying it: `values`
+  // must then outlive the builder (a policy's tolerations do). Blocked if any append is.
+  PatchChange append_all_unique(const JsonPointer& array, const json& values);
+
   // The patch, its operations in the order they were made, written as JSON text.
   JsonPatch patch() const;
   // The same as a json array (tests).
@@ -54,7 +59,10 @@ class JsonPatchBuilder {
   struct Operation {
     std::string path;
     json value;
+    const json* borrowed = nullptr;  // when set, the value written instead of `value`
   };
+  // A borrowed list is copied into its operation before anything is added under it.
+  void own_borrowed_under(std::string_view pointer);
 
   // A JSON Pointer as its escaped text and views of its escaped reference tokens, so that the pointer to
   // the first n tokens, prefix(n), costs no copy, nor does splitting it (up to 16 tokens).
@@ -84,6 +92,7 @@ class JsonPatchBuilder {
   std::map<std::string, json*, std::less<>> created_;  // pointer -> container created by this patch
   std::map<std::string_view, json*> added_;  // operation path (its text, in operations_) -> its value
   std::string blocked_reason_;
+  std::size_t borrowed_ = 0;               // operations holding a borrowed value
   std::string path_buffer_;                // set_member's operation path, before it is kept
   std::string last_found_text_;            // the pointer last found in original_,
   std::optional<JsonElement> last_found_;  // and what it found

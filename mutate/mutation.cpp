@@ -32,8 +32,9 @@ class Mutator {
     if (patch_.set_member(map, key, std::move(value), overwrite) == PatchChange::Blocked) block(where);
   }
 
-  void append(const JsonPointer& list, const json& value, Where where) {
-    if (patch_.append_unique(list, value) == PatchChange::Blocked) block(where);
+  // `values` (an array) must outlive the mutator: the patch may hold it rather than a copy.
+  void append_all(const JsonPointer& list, const json& values, Where where) {
+    if (patch_.append_all_unique(list, values) == PatchChange::Blocked) block(where);
   }
 
   // A label value, checked once its placeholders are filled.
@@ -136,7 +137,7 @@ MutationOutcome mutate_workload(JsonElement object, const CompiledDefinition& de
       std::optional<JsonPointer> tolerations;
       if (!policy.gpu.tolerations.empty()) tolerations = t.pod_spec ? *t.pod_spec / "tolerations" : t.tolerations;
       if (tolerations) {
-        for (const auto& toleration : policy.gpu.tolerations) mutator.append(*tolerations, toleration, where);
+        mutator.append_all(*tolerations, policy.gpu.tolerations, where);
       }
       std::optional<JsonPointer> node_selector;
       if (!policy.gpu.node_selector.empty()) node_selector = t.pod_spec ? *t.pod_spec / "nodeSelector" : t.node_selector;

@@ -1,5 +1,8 @@
 #include <doctest/doctest.h>
 
+#include <functional>
+#include <vector>
+
 #include "mutate/json_patch_builder.h"
 #include "support/test_support.h"
 
@@ -91,4 +94,80 @@ TEST_CASE("the patch text is byte for byte what nlohmann::json writes for the sa
                       R"({"op":"add","path":"/metadata/annotations","value":{"n":{"float":0.1,"int":-7,"none":null,)"
                       R"("uint":18446744073709551615,"yes":true}}},{"op":"add","path":"/spec/list/-","value":[{},"x"]}])");
   CHECK(JsonPatchBuilder(json::object()).patch() == JsonPatch{"[]", 0});
+}
+
+TEST_CASE("append_all_unique gives the patch that appending one element at a time gives") {
+  const json tolerations = json::parse(R"([{"key":"nvidia.com/gpu","operator":"Exists","effect":"NoSchedule"},
+                                           {"key":"dedicated","operator":"Equal","value":"gpu","effect":"NoSchedule"}])");
+  struct Case {
+    const char* name;
+    json object;
+    std::function<void(JsonPatchBuilder&, bool all)> steps;
+  };
+  auto append = [&](JsonPatchBuilder& b, bool all, const char* at, const json& values) {
+    if (all) return b.append_all_unique(JsonPointer(at), values);
+    karta::PatchChange last = karta::PatchChange::Unchanged;
+    for (const auto& v : values) {
+      auto change = b.append_unique(JsonPointer(at), v);
+      if (change == karta::PatchChange::Blocked) return change;
+      if (change == karta::PatchChange::Added) last = change;
+    }
+    return last;
+  };
+  const std::vector<Case> cases = {
+      {"the list is missing under a present spec: one add holding the whole list", json::parse(R"({"spec":{}})"),
+       [&](JsonPatchBuilder& b, bool all) { append(b, all, "/spec/tolerations", tolerations); }},
+      {"then one more element appended to the list the patch creates",
+       json::parse(R"({"spec":{}})"),
+       [&](JsonPatchBuilder& b, bool all) {
+         append(b, all, "/spec/tolerations", tolerations);
+         b.append_unique(JsonPointer("/spec/tolerations"), json{{"key", "extra"}});
+         b.append_unique(JsonPointer("/spec/tolerations"), tolerations[0]);  // already there
+       }},
+      {"then a member set inside the created list", json::parse(R"({"spec":{}})"),
+       [&](JsonPatchBuilder& b, bool all) {
+         append(b, all, "/spec/tolerations", tolerations);
+         b.set_member(JsonPointer("/spec/tolerations/0"), "tolerationSeconds", 5, false);
+       }},
+      {"the list exists with one of them: only the other is appended",
+       json{{"spec", {{"tolerations", json::array({tolerations[1]})}}}},
+       [&](JsonPatchBuilder& b, bool all) { append(b, all, "/spec/tolerations", tolerations); }},
+      {"the spec is missing too: created with the list inside", json::parse(R"({"metadata":{}})"),
+       [&](JsonPatchBuilder& b, bool all) { append(b, all, "/spec/tolerations", tolerations); }},
+      {"the same list twice: the second adds nothing", json::parse(R"({"spec":{}})"),
+       [&](JsonPatchBuilder& b, bool all) {
+         append(b, all, "/spec/tolerations", tolerations);
+         append(b, all, "/spec/tolerations", tolerations);
+       }},
+      {"equal elements in the list: appended once", json::parse(R"({"spec":{}})"),
+       [&](JsonPatchBuilder& b, bool all) {
+         append(b, all, "/spec/tolerations", json::array({tolerations[0], tolerations[0]}));
+       }},
+      {"the spec is a string: blocked", json::parse(R"({"spec":"x"})"),
+       [&](JsonPatchBuilder& b, bool all) { append(b, all, "/spec/tolerations", tolerations); }},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.name);
+    JsonPatchBuilder one_by_one(c.object), whole(c.object);
+    c.steps(one_by_one, false);
+    c.steps(whole, true);
+    CHECK(whole.patch() == one_by_one.patch());
+    CHECK(whole.blocked_reason() == one_by_one.blocked_reason());
+    if (!whole.empty()) {  // and it applies, with the API server's JSON-patch library
+      json object = c.object;
+      object["apiVersion"] = "example.com/v1";
+      object["kind"] = "Gizmo";
+      object["metadata"]["name"] = "g";
+      json applied = karta::test::kubectl_apply(object, whole.operations());
+      CHECK(applied == karta::test::kubectl_apply(object, one_by_one.operations()));
+      CHECK(applied["spec"]["tolerations"].is_array());
+    }
+  }
+  // The whole list in one add, in the order given.
+  JsonPatchBuilder builder(json::parse(R"({"spec":{}})"));
+  CHECK(builder.append_all_unique(JsonPointer("/spec/tolerations"), tolerations) == karta::PatchChange::Added);
+  CHECK(builder.operations() == json::array({{{"op", "add"}, {"path", "/spec/tolerations"}, {"value", tolerations}}}));
+  CHECK(builder.append_all_unique(JsonPointer("/spec/tolerations"), json::array()) == karta::PatchChange::Unchanged);
+  CHECK(JsonPatchBuilder(json::parse(R"({"spec":"x"})")).append_all_unique(JsonPointer("/spec/tolerations"), tolerations) ==
+        karta::PatchChange::Blocked);
 }
