@@ -197,7 +197,7 @@ fi
 
 webhook_log_errors=$(grep -c '"level":"error"' "$work/webhook.log" || true)
 
-ratio=$(awk -v a="$webhook_peak" -v b="$(rps nginx-peak)" 'BEGIN {printf "%.2f", a / b}')
+ratio=$(awk -v a="$webhook_peak" -v b="$(rps nginx-peak)" 'BEGIN {printf "%.3f", a / b}')
 cat <<EOF
 
 ==== load-test summary ($(nproc) CPUs: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'))
