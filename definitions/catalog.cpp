@@ -7,12 +7,8 @@
 
 namespace karta {
 
-std::string Catalog::key(const GroupVersionKind& kind) {
-  return kind.group + "/" + kind.version + "/" + kind.kind;
-}
-
 void Catalog::add(std::shared_ptr<const CompiledDefinition> definition) {
-  by_kind_[key(definition->root_kind())] = std::move(definition);
+  by_kind_[std::string(lookup_key(definition->root_kind()))] = std::move(definition);
 }
 
 // The key of `kind`, written into a per-thread buffer: a lookup on every admission allocates nothing.
@@ -33,7 +29,7 @@ const std::string* Catalog::find_key(const GroupVersionKind& kind) const {
 }
 
 std::shared_ptr<const CompiledDefinition> Catalog::find_shared(const GroupVersionKind& kind) const {
-  auto it = by_kind_.find(key(kind));
+  auto it = by_kind_.find(lookup_key(kind));
   return it == by_kind_.end() ? nullptr : it->second;
 }
 

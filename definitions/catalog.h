@@ -29,7 +29,7 @@ class Catalog {
   std::vector<std::shared_ptr<const CompiledDefinition>> definitions() const;
 
  private:
-  static std::string key(const GroupVersionKind& kind);
+  // "group/version/kind", written into a per-thread buffer (valid until the thread's next call).
   static const std::string& lookup_key(const GroupVersionKind& kind);
   std::unordered_map<std::string, std::shared_ptr<const CompiledDefinition>> by_kind_;
 };

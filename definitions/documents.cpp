@@ -1,5 +1,7 @@
 #include "definitions/documents.h"
 
+#include "definitions/json_text.h"
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -128,16 +130,8 @@ std::vector<std::string_view> split_yaml_documents(std::string_view text) {
 std::size_t utf8_error_offset(std::string_view text) {
   std::size_t i = 0;
   while (i < text.size()) {
-    auto c = static_cast<unsigned char>(text[i]);
-    std::size_t length = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
-    if (length == 0 || i + length > text.size()) return i;
-    for (std::size_t k = 1; k < length; ++k) {
-      if ((static_cast<unsigned char>(text[i + k]) & 0xC0) != 0x80) return i;
-    }
-    std::uint32_t code = length == 1 ? c : length == 2 ? c & 0x1F : length == 3 ? c & 0x0F : c & 0x07;
-    for (std::size_t k = 1; k < length; ++k) code = (code << 6) | (static_cast<unsigned char>(text[i + k]) & 0x3F);
-    bool overlong = (length == 2 && code < 0x80) || (length == 3 && code < 0x800) || (length == 4 && code < 0x10000);
-    if (overlong || code > 0x10FFFF || (code >= 0xD800 && code <= 0xDFFF)) return i;
+    std::size_t length = static_cast<unsigned char>(text[i]) < 0x80 ? 1 : utf8_sequence(text, i);
+    if (length == 0) return i;
     i += length;
   }
   return std::string_view::npos;

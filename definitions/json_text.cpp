@@ -6,10 +6,6 @@
 #include <cstring>
 
 namespace karta {
-namespace {
-
-// The length of the valid UTF-8 sequence starting at text[i] (a byte >= 0x80), or 0 (RFC 3629: no
-// overlong forms, no surrogates, nothing above U+10FFFF).
 std::size_t utf8_sequence(std::string_view text, std::size_t i) {
   auto byte = [&](std::size_t k) { return i + k < text.size() ? static_cast<unsigned char>(text[i + k]) : 0u; };
   auto continuation = [&](std::size_t k) { return (byte(k) & 0xC0) == 0x80; };
@@ -27,6 +23,8 @@ std::size_t utf8_sequence(std::string_view text, std::size_t i) {
   }
   return 0;
 }
+
+namespace {
 
 // Bytes that end a plain run: the quote, the backslash, control characters and every non-ASCII byte
 // (checked as UTF-8 on the slow path).

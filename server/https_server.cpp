@@ -64,7 +64,10 @@ class HttpsServer::Session : public std::enable_shared_from_this<HttpsServer::Se
   // closed and the pending operation fails.
   void set_deadline(std::chrono::steady_clock::duration limit) {
     deadline_ = std::chrono::steady_clock::now() + limit;
-    if (timer_armed_ && timer_.expiry() <= deadline_) return;
+    if (!timer_armed_ || timer_.expiry() > deadline_) arm_timer();
+  }
+
+  void arm_timer() {
     timer_armed_ = true;
     timer_.expires_at(deadline_);  // cancels an earlier wait, whose handler then does nothing
     timer_.async_wait([weak = weak_from_this()](beast::error_code ec) {
@@ -75,10 +78,7 @@ class HttpsServer::Session : public std::enable_shared_from_this<HttpsServer::Se
 
   void on_timer() {
     timer_armed_ = false;
-    if (std::chrono::steady_clock::now() < deadline_) {
-      set_deadline(deadline_ - std::chrono::steady_clock::now());
-      return;
-    }
+    if (std::chrono::steady_clock::now() < deadline_) return arm_timer();  // moved later meanwhile
     spdlog::debug("{}: deadline passed, closing the connection", remote());
     beast::error_code ec;
     stream_.lowest_layer().close(ec);  // the pending operation completes with an error; the session ends
