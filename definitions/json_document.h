@@ -51,7 +51,12 @@ class JsonDocument {
 
  private:
   JsonDocument() = default;
-  std::unique_ptr<simdjson::dom::document> document_;  // behind a pointer: elements point into it
+  // Hands a document's buffers back to the thread's spare slot, so the next parse on that thread writes
+  // into memory it has just used (a 1.5 KB review fills a 12 KB tape).
+  struct Recycle {
+    void operator()(simdjson::dom::document* document) const;
+  };
+  std::unique_ptr<simdjson::dom::document, Recycle> document_;  // behind a pointer: elements point into it
   JsonElement root_;
 };
 
