@@ -19,16 +19,35 @@ std::string escape(const std::string& value) {
 
 }  // namespace
 
+Metrics::Metrics() : id_([] {
+  static std::atomic<std::uint64_t> next{1};
+  return next++;
+}()) {}
+
+Metrics::Shard& Metrics::local_shard() {
+  // Each thread remembers its shard of every Metrics it recorded into (one, in the server).
+  thread_local std::vector<std::pair<std::uint64_t, Shard*>> mine;
+  for (const auto& [id, shard] : mine) {
+    if (id == id_) return *shard;
+  }
+  std::lock_guard lock(mutex_);
+  shards_.push_back(std::make_unique<Shard>());
+  mine.emplace_back(id_, shards_.back().get());
+  return *shards_.back();
+}
+
 void Metrics::record_admission(const std::string& endpoint, const std::string& operation, const std::string& kind,
                                const std::string& result, std::size_t patch_operations, double seconds) {
-  std::lock_guard lock(mutex_);
+  Shard& shard = local_shard();
+  std::lock_guard lock(shard.mutex);
+  Admissions& a = shard.admissions;
   auto key = std::make_tuple(std::string_view(endpoint), std::string_view(operation), std::string_view(kind),
                              std::string_view(result));
-  auto counted = admissions_.find(key);
-  if (counted == admissions_.end()) counted = admissions_.emplace(std::make_tuple(endpoint, operation, kind, result), 0).first;
+  auto counted = a.counts.find(key);
+  if (counted == a.counts.end()) counted = a.counts.emplace(std::make_tuple(endpoint, operation, kind, result), 0).first;
   ++counted->second;
-  auto histogram = durations_.find(endpoint);
-  if (histogram == durations_.end()) histogram = durations_.emplace(endpoint, Histogram{}).first;
+  auto histogram = a.durations.find(endpoint);
+  if (histogram == a.durations.end()) histogram = a.durations.emplace(endpoint, Histogram{}).first;
   Histogram& h = histogram->second;
   for (std::size_t i = 0; i < kBuckets.size(); ++i) {
     if (seconds <= kBuckets[i]) ++h.buckets[i];
@@ -36,8 +55,8 @@ void Metrics::record_admission(const std::string& endpoint, const std::string& o
   ++h.count;
   h.sum += seconds;
   if (patch_operations > 0) {
-    auto patched = patch_operations_.find(kind);
-    if (patched == patch_operations_.end()) patched = patch_operations_.emplace(kind, 0).first;
+    auto patched = a.patch_operations.find(kind);
+    if (patched == a.patch_operations.end()) patched = a.patch_operations.emplace(kind, 0).first;
     patched->second += patch_operations;
   }
 }
@@ -52,16 +71,29 @@ void Metrics::set_definitions_loaded(std::size_t count) { definitions_loaded_ = 
 std::string Metrics::render() const {
   std::ostringstream out;
   std::lock_guard lock(mutex_);
+  Admissions total;  // the shards added up
+  for (const auto& shard : shards_) {
+    std::lock_guard shard_lock(shard->mutex);
+    const Admissions& a = shard->admissions;
+    for (const auto& [key, count] : a.counts) total.counts[key] += count;
+    for (const auto& [endpoint, h] : a.durations) {
+      Histogram& sum = total.durations[endpoint];
+      for (std::size_t i = 0; i < kBuckets.size(); ++i) sum.buckets[i] += h.buckets[i];
+      sum.count += h.count;
+      sum.sum += h.sum;
+    }
+    for (const auto& [kind, count] : a.patch_operations) total.patch_operations[kind] += count;
+  }
   out << "# HELP karta_admission_requests_total Admission reviews answered.\n"
          "# TYPE karta_admission_requests_total counter\n";
-  for (const auto& [key, count] : admissions_) {
+  for (const auto& [key, count] : total.counts) {
     const auto& [endpoint, operation, kind, result] = key;
     out << "karta_admission_requests_total{endpoint=\"" << escape(endpoint) << "\",operation=\"" << escape(operation)
         << "\",kind=\"" << escape(kind) << "\",result=\"" << escape(result) << "\"} " << count << "\n";
   }
   out << "# HELP karta_admission_duration_seconds Time to decide one admission review, from body to answer.\n"
          "# TYPE karta_admission_duration_seconds histogram\n";
-  for (const auto& [endpoint, h] : durations_) {
+  for (const auto& [endpoint, h] : total.durations) {
     for (std::size_t i = 0; i < kBuckets.size(); ++i) {
       out << "karta_admission_duration_seconds_bucket{endpoint=\"" << escape(endpoint) << "\",le=\"" << kBuckets[i]
           << "\"} " << h.buckets[i] << "\n";
@@ -73,7 +105,7 @@ std::string Metrics::render() const {
   }
   out << "# HELP karta_patch_operations_total JSON Patch operations sent.\n"
          "# TYPE karta_patch_operations_total counter\n";
-  for (const auto& [kind, count] : patch_operations_) {
+  for (const auto& [kind, count] : total.patch_operations) {
     out << "karta_patch_operations_total{kind=\"" << escape(kind) << "\"} " << count << "\n";
   }
   out << "# HELP karta_definitions_loaded Karta definitions in the catalog being served.\n"

@@ -1,6 +1,10 @@
 #include <doctest/doctest.h>
 
+#include <thread>
+#include <vector>
+
 #include "admission/admission_service.h"
+#include "admission/metrics.h"
 #include "support/test_support.h"
 
 using karta::AdmissionEndpoint;
@@ -105,4 +109,39 @@ TEST_CASE("a service with nothing loaded answers 503 and is not ready") {
   auto response = empty.handle(AdmissionEndpoint::Mutate,
                                HttpRequest{"POST", "/mutate", "", "application/json", test::admission_review(demo()).dump()});
   CHECK(response.status == 503);
+}
+
+TEST_CASE("Metrics: admissions counted on many threads add up in render(), and two Metrics stay apart") {
+  karta::Metrics metrics, other;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&metrics] {
+      for (int i = 0; i < 1000; ++i) {
+        metrics.record_admission("mutate", "CREATE", "jobset.x-k8s.io/v1alpha2/JobSet", "patched", 9, 0.0002);
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  metrics.record_admission("mutate", "CREATE", "jobset.x-k8s.io/v1alpha2/JobSet", "patched", 9, 0.5);
+  metrics.record_admission("validate", "UPDATE", "unregistered", "skipped", 0, 0.00005);
+  other.record_admission("mutate", "CREATE", "apps/v1/Deployment", "unchanged", 0, 0.001);
+
+  std::string text = metrics.render();
+  auto has = [&](const std::string& line) { return text.find(line + "\n") != std::string::npos; };
+  CHECK(has("karta_admission_requests_total{endpoint=\"mutate\",operation=\"CREATE\","
+            "kind=\"jobset.x-k8s.io/v1alpha2/JobSet\",result=\"patched\"} 4001"));
+  CHECK(has("karta_admission_requests_total{endpoint=\"validate\",operation=\"UPDATE\",kind=\"unregistered\","
+            "result=\"skipped\"} 1"));
+  CHECK(has("karta_admission_duration_seconds_bucket{endpoint=\"mutate\",le=\"0.0001\"} 0"));
+  CHECK(has("karta_admission_duration_seconds_bucket{endpoint=\"mutate\",le=\"0.00025\"} 4000"));
+  CHECK(has("karta_admission_duration_seconds_bucket{endpoint=\"mutate\",le=\"0.25\"} 4000"));
+  CHECK(has("karta_admission_duration_seconds_bucket{endpoint=\"mutate\",le=\"1\"} 4001"));
+  CHECK(has("karta_admission_duration_seconds_bucket{endpoint=\"mutate\",le=\"+Inf\"} 4001"));
+  CHECK(has("karta_admission_duration_seconds_count{endpoint=\"mutate\"} 4001"));
+  CHECK(has("karta_admission_duration_seconds_sum{endpoint=\"mutate\"} 1.3"));
+  CHECK(has("karta_admission_duration_seconds_count{endpoint=\"validate\"} 1"));
+  CHECK(has("karta_patch_operations_total{kind=\"jobset.x-k8s.io/v1alpha2/JobSet\"} 36009"));
+  CHECK(text.find("Deployment") == std::string::npos);  // counted by `other` only
+  CHECK(other.render().find("karta_admission_requests_total{endpoint=\"mutate\",operation=\"CREATE\","
+                            "kind=\"apps/v1/Deployment\",result=\"unchanged\"} 1\n") != std::string::npos);
 }
