@@ -103,10 +103,40 @@ class HttpsServer::Session : public std::enable_shared_from_this<HttpsServer::Se
     parser_.emplace();
     parser_->body_limit(server_.options_.body_limit);
     parser_->header_limit(static_cast<std::uint32_t>(server_.options_.header_limit));
+    parser_->eager(true);  // the whole body in one put() when it is buffered, as http::async_read sets
     waiting_for_request_ = true;
     if (draining_) return do_close();
     set_deadline(server_.options_.read_timeout);
-    http::async_read(stream_, buffer_, *parser_, beast::bind_front_handler(&Session::on_read, shared_from_this()));
+    parse_buffered();
+  }
+
+  // The read loop of Beast's http::async_read, written out: parse what is buffered (a pipelined request
+  // may already be there), read more while the parser needs it. Beast's version nests two composed
+  // operations, each copying a work-tracking executor per step.
+  void parse_buffered() {
+    beast::error_code ec;
+    while (buffer_.size() > 0 && !parser_->is_done()) {
+      std::size_t used = parser_->put(buffer_.data(), ec);
+      buffer_.consume(used);
+      if (ec == http::error::need_more) break;
+      if (ec) return on_read(ec, 0);
+    }
+    if (parser_->is_done()) return on_read({}, 0);
+    std::size_t size = beast::read_size(buffer_, kReadSize);
+    if (size == 0) return on_read(http::error::buffer_overflow, 0);
+    stream_.async_read_some(buffer_.prepare(size), beast::bind_front_handler(&Session::on_read_some, shared_from_this()));
+  }
+
+  void on_read_some(beast::error_code ec, std::size_t bytes) {
+    buffer_.commit(bytes);
+    if (ec == net::error::eof) {
+      if (!parser_->got_some()) return on_read(http::error::end_of_stream, 0);
+      ec = {};
+      parser_->put_eof(ec);  // a message that ends with the connection, or partial_message
+      return on_read(ec, 0);
+    }
+    if (ec) return on_read(ec, 0);
+    parse_buffered();
   }
 
   void on_read(beast::error_code ec, std::size_t) {
@@ -238,6 +268,7 @@ class HttpsServer::Session : public std::enable_shared_from_this<HttpsServer::Se
   }
 
   static constexpr std::size_t kInlineBody = 64 * 1024;
+  static constexpr std::size_t kReadSize = 64 * 1024;  // at most this much per read, as Beast reads
 
   HttpsServer& server_;
   std::shared_ptr<net::ssl::context> tls_;  // outlives the stream: a reload must not free it under us
