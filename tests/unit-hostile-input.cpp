@@ -189,3 +189,28 @@ TEST_CASE("responses carry exact HTTP framing for HTTP/1.1, HTTP/1.0 and HEAD") 
   CHECK(reply.body.empty());  // HEAD: headers only
   CHECK(old.request("GET", "/healthz").status == 200);  // and the connection is still in step
 }
+
+TEST_CASE("pipelined requests written at once are answered in order on one connection") {
+  test::RunningWebhook running;
+  test::HttpsClient client(running.port, running.certificates.ca);
+  json demo = test::document(test::source_dir() / "examples/jobset-demo.yaml");
+  std::string review = test::admission_review(demo).dump();
+  client.send_partial("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
+                      "POST /mutate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: " +
+                      std::to_string(review.size()) + "\r\n\r\n" + review +
+                      "GET /nowhere HTTP/1.1\r\nHost: x\r\n\r\n"
+                      "GET /readyz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  auto healthz = client.receive();
+  CHECK(healthz.status == 200);
+  CHECK(healthz.body == "ok\n");
+  auto mutate = client.receive();
+  REQUIRE(mutate.status == 200);
+  json response = json::parse(mutate.body);
+  CHECK(response["response"]["uid"] == test::admission_review(demo)["request"]["uid"]);
+  CHECK(response["response"]["allowed"] == true);
+  CHECK(response["response"]["patchType"] == "JSONPatch");
+  CHECK(client.receive().status == 404);
+  auto ready = client.receive();
+  CHECK(ready.status == 200);
+  CHECK(ready.header_connection == "close");
+}

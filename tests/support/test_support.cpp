@@ -219,6 +219,11 @@ void HttpsClient::send_partial(const std::string& bytes) {
 HttpReply HttpsClient::send_raw(const std::string& bytes, bool head_request) {
   beast::get_lowest_layer(*impl_->stream).expires_after(std::chrono::seconds(30));
   net::write(*impl_->stream, net::buffer(bytes));
+  return receive(head_request);
+}
+
+HttpReply HttpsClient::receive(bool head_request) {
+  beast::get_lowest_layer(*impl_->stream).expires_after(std::chrono::seconds(30));
   http::response_parser<http::string_body> parser;
   parser.skip(head_request);  // a response to HEAD has a Content-Length but no body
   http::read(*impl_->stream, impl_->buffer, parser);

@@ -85,6 +85,8 @@ class HttpsClient {
   void send_partial(const std::string& bytes);
   // Writes raw bytes (a hand-made request) and reads one response; for a HEAD request, its headers only.
   HttpReply send_raw(const std::string& bytes, bool head_request = false);
+  // Reads the next response (after send_partial wrote several requests at once).
+  HttpReply receive(bool head_request = false);
   std::string peer_certificate_serial() const;
   bool connected() const;
 
