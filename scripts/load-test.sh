@@ -8,7 +8,8 @@
 #
 # Environment:
 #   KARTA_BINARY      the webhook binary (default build/karta-webhook; build it in Release)
-#   DURATION          seconds of each saturating wrk run (default 15)
+#   DURATION          seconds of each wrk run (default 10)
+#   ROUNDS            saturating rounds per server, alternating webhook and nginx (default 3)
 #   CONNECTIONS       connections of the saturating runs (default 50)
 #   LIGHT_CONNECTIONS connections of the light-load runs (default 4)
 #   WRK_THREADS       wrk threads (default 2)
@@ -16,17 +17,21 @@
 #   NGINX_WORKERS     nginx's worker_processes (default: the CPU count, its best here: 2 workers
 #                     served 103,700 requests/s, 4 served 89,600, 8 served 98,400)
 #
-# Runs, for each server: wrk saturating it (-c CONNECTIONS), then a light-load run. With wrk2 (which has
+# Runs ROUNDS saturating rounds (-c CONNECTIONS), webhook then nginx in each, so that both see the same
+# machine; each server's peak is its median round (on this shared 2-vCPU machine one nginx run in four or
+# five comes out 15-20% slow, and a single pair of runs moved the ratio by as much). Then a light-load run
+# of each. With wrk2 (which has
 # -R) the light run is at half the webhook's peak rate; Debian's wrk has no -R, so the light run uses
 # LIGHT_CONNECTIONS connections instead and its p99 is reported as the light-load latency.
 # Installs wrk and nginx-light with apt-get when missing (needs root). Bounded in time (about
-# 4 x DURATION + 30 s); cleans up its processes and temporary files on exit.
+# (2 x ROUNDS + 2) x DURATION + 30 s); cleans up its processes and temporary files on exit.
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$repo"
 binary=${KARTA_BINARY:-build/karta-webhook}
-duration=${DURATION:-15}
+duration=${DURATION:-10}
+rounds=${ROUNDS:-3}
 connections=${CONNECTIONS:-50}
 light_connections=${LIGHT_CONNECTIONS:-4}
 wrk_threads=${WRK_THREADS:-2}
@@ -180,10 +185,19 @@ errors() {
 }
 
 webhook_threads_used=${webhook_threads:-$("$binary" serve --help | sed -n 's/.*--threads .*=\([0-9]*\).*/\1/p')}
-log "saturating runs: $connections connections, ${duration}s each, webhook with ${webhook_threads_used:-?} threads, nginx with $nginx_workers workers"
-run_wrk webhook-peak "https://127.0.0.1:$webhook_port/mutate" "$connections"
-run_wrk nginx-peak "https://127.0.0.1:$nginx_port/mutate" "$connections"
-webhook_peak=$(rps webhook-peak)
+log "saturating runs: $rounds rounds of $connections connections, ${duration}s each, webhook with ${webhook_threads_used:-?} threads, nginx with $nginx_workers workers"
+for round in $(seq "$rounds"); do
+  run_wrk "webhook-peak-$round" "https://127.0.0.1:$webhook_port/mutate" "$connections"
+  run_wrk "nginx-peak-$round" "https://127.0.0.1:$nginx_port/mutate" "$connections"
+done
+# median_round NAME: the round whose rate is the median of NAME's rounds (the lower middle one for an even count).
+median_round() {
+  for round in $(seq "$rounds"); do echo "$(rps "$1-peak-$round") $round"; done | sort -n | awk -v n="$rounds" 'NR == int((n + 1) / 2) {print $2}'
+}
+all_rounds() { for round in $(seq "$rounds"); do printf '%s ' "$(rps "$1-peak-$round")"; done; }
+webhook_median=webhook-peak-$(median_round webhook)
+nginx_median=nginx-peak-$(median_round nginx)
+webhook_peak=$(rps "$webhook_median")
 if $has_rate; then
   half=$(awk -v r="$webhook_peak" 'BEGIN {printf "%d", r / 2}')
   light_label="at half the webhook's peak rate ($half req/s, wrk -R)"
@@ -197,18 +211,19 @@ fi
 
 webhook_log_errors=$(grep -c '"level":"error"' "$work/webhook.log" || true)
 
-ratio=$(awk -v a="$webhook_peak" -v b="$(rps nginx-peak)" 'BEGIN {printf "%.3f", a / b}')
+ratio=$(awk -v a="$webhook_peak" -v b="$(rps "$nginx_median")" 'BEGIN {printf "%.3f", a / b}')
 cat <<EOF
 
 ==== load-test summary ($(nproc) CPUs: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'))
 POST /mutate, demo JobSet ($(wc -c <"$body") B body, $(wc -c <"$work/response.json") B response), TLS keep-alive, wrk -t$wrk_threads
 webhook threads: ${webhook_threads_used:-?}; nginx workers: $nginx_workers
-saturating, $connections connections, ${duration}s:
-  webhook  $(printf '%10s' "$webhook_peak") req/s   p50 $(pct webhook-peak 50) ms   p99 $(pct webhook-peak 99) ms   $(errors webhook-peak)
-  nginx    $(printf '%10s' "$(rps nginx-peak)") req/s   p50 $(pct nginx-peak 50) ms   p99 $(pct nginx-peak 99) ms   $(errors nginx-peak)
+saturating, $connections connections, ${duration}s, $rounds rounds each (req/s): webhook $(all_rounds webhook)| nginx $(all_rounds nginx)
+median rounds:
+  webhook  $(printf '%10s' "$webhook_peak") req/s   p50 $(pct "$webhook_median" 50) ms   p99 $(pct "$webhook_median" 99) ms   $(errors "$webhook_median")
+  nginx    $(printf '%10s' "$(rps "$nginx_median")") req/s   p50 $(pct "$nginx_median" 50) ms   p99 $(pct "$nginx_median" 99) ms   $(errors "$nginx_median")
   ratio webhook/nginx: $ratio
 light load $light_label:
   webhook  $(printf '%10s' "$(rps webhook-light)") req/s   p50 $(pct webhook-light 50) ms   p99 $(pct webhook-light 99) ms   $(errors webhook-light)
   nginx    $(printf '%10s' "$(rps nginx-light)") req/s   p50 $(pct nginx-light 50) ms   p99 $(pct nginx-light 99) ms   $(errors nginx-light)
-webhook log lines at level error: $webhook_log_errors
+runs with non-2xx answers or socket errors: $(grep -lE 'Non-2xx|Socket errors' "$work"/*-peak-*.txt "$work"/*-light.txt | wc -l) of $((2 * rounds + 2)); webhook log lines at level error: $webhook_log_errors
 EOF
