@@ -168,6 +168,7 @@ WorkloadLayout locate_pod_templates(DefinitionEvaluation& evaluation) {
         PodTemplateLocation t;
         t.kind = plan.spec_kind;
         t.location = pointer;
+        t.element = value;
         if (!value->is_object()) {
           layout.notes.push_back(component + ": " + pointer.to_string() + " is " + (value->is_array() ? "an array" : std::string("a ") + type_name(*value)) +
                                  ", not an object; skipped");

@@ -17,6 +17,9 @@ struct PodTemplateLocation {
   SpecKind kind = SpecKind::None;
   // The template itself: a PodTemplateSpec, a PodSpec, or (fragmented) the object holding the labels map.
   JsonPointer location;
+  // What `location` reaches in the object, when the locator already holds it (native paths): readers
+  // start there instead of walking the pointer from the root again.
+  std::optional<JsonElement> element;
   // Maps that receive labels and annotations; may be absent from the object (then created).
   std::optional<JsonPointer> labels;
   std::optional<JsonPointer> annotations;

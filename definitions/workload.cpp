@@ -23,7 +23,15 @@ void add(PodRequests& into, const PodRequests& r) {
 PodRequests template_requests(JsonElement object, const PodTemplateLocation& t, const std::vector<std::string>& gpu_names) {
   PodRequests r;
   if (t.pod_spec) {
-    if (auto spec = find_at(object, *t.pod_spec)) r = pod_requests(*spec, gpu_names);
+    std::optional<JsonElement> spec;
+    if (t.element && t.kind == SpecKind::PodTemplateSpec) {
+      spec = member(*t.element, "spec");  // t.pod_spec is t.location / "spec"
+    } else if (t.element && t.kind == SpecKind::PodSpec) {
+      spec = t.element;  // t.pod_spec is t.location
+    } else {
+      spec = find_at(object, *t.pod_spec);
+    }
+    if (spec) r = pod_requests(*spec, gpu_names);
   } else {
     if (t.containers) {
       if (auto containers = find_at(object, *t.containers); containers && containers->is_array()) {
