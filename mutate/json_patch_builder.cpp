@@ -125,7 +125,13 @@ JsonPatchBuilder::Place JsonPatchBuilder::find_container(const Pointer& pointer,
     return place;
   }
   JsonElement node = original_;
-  for (std::size_t i = 0; i < tokens.size(); ++i) {
+  std::size_t first = 0;
+  if (remembered_ && pointer.text.starts_with(remembered_text_) &&
+      (pointer.text.size() == remembered_text_.size() || pointer.text[remembered_text_.size()] == '/')) {
+    node = *remembered_;
+    first = remembered_tokens_;
+  }
+  for (std::size_t i = first; i < tokens.size(); ++i) {
     if (node.is_object()) {
       auto found = member(node, TokenKey(tokens[i]).view());
       if (!found || found->is_null()) {
@@ -152,6 +158,12 @@ JsonPatchBuilder::Place JsonPatchBuilder::find_container(const Pointer& pointer,
   last_found_text_.assign(pointer.text);  // reuses its buffer
   last_found_ = node;
   return place;
+}
+
+void JsonPatchBuilder::remember(const JsonPointer& pointer, JsonElement element) {
+  remembered_text_.assign(pointer.to_string());  // reuses its buffer
+  remembered_ = element;
+  remembered_tokens_ = static_cast<std::size_t>(std::count(remembered_text_.begin(), remembered_text_.end(), '/'));
 }
 
 PatchChange JsonPatchBuilder::set_member(const JsonPointer& map, const std::string& key, json value,

@@ -47,6 +47,10 @@ class JsonPatchBuilder {
   // must then outlive the builder (a policy's tolerations do). Blocked if any append is.
   PatchChange append_all_unique(const JsonPointer& array, const json& values);
 
+  // Tells the builder what `pointer` reaches in the original object (a pod template the locator found):
+  // containers under it are then looked up from there, not from the root. One is remembered at a time.
+  void remember(const JsonPointer& pointer, JsonElement element);
+
   // The patch, its operations in the order they were made, written as JSON text.
   JsonPatch patch() const;
   // The same as a json array (tests).
@@ -96,6 +100,9 @@ class JsonPatchBuilder {
   std::string path_buffer_;                // set_member's operation path, before it is kept
   std::string last_found_text_;            // the pointer last found in original_,
   std::optional<JsonElement> last_found_;  // and what it found
+  std::string remembered_text_;            // remember(): the pointer,
+  std::optional<JsonElement> remembered_;  // what it reaches,
+  std::size_t remembered_tokens_ = 0;      // and its number of tokens
 };
 
 }  // namespace karta

@@ -46,6 +46,11 @@ class Mutator {
     set(map, key, value, overwrite, where);
   }
 
+  // The template being worked on: its containers are looked up from it.
+  void remember(const PodTemplateLocation& t) {
+    if (t.element) patch_.remember(t.location, *t.element);
+  }
+
   JsonPatch patch() const { return patch_.patch(); }
 
  private:
@@ -102,6 +107,7 @@ MutationOutcome mutate_workload(JsonElement object, const CompiledDefinition& de
     const PodTemplateLocation& t = analysis.layout.templates[i];
     const PodRequests& requests = analysis.per_pod[i];
     const Where where{&t.instance};
+    mutator.remember(t);
     values.component = t.component;
     values.instance = t.instance;
     values.gpus = format_count(requests.gpus);

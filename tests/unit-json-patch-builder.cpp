@@ -171,3 +171,48 @@ TEST_CASE("append_all_unique gives the patch that appending one element at a tim
   CHECK(JsonPatchBuilder(json::parse(R"({"spec":"x"})")).append_all_unique(JsonPointer("/spec/tolerations"), tolerations) ==
         karta::PatchChange::Blocked);
 }
+
+TEST_CASE("remember(): containers under the remembered pointer are looked up from its element, others from the root") {
+  json object = json::parse(R"({"spec":{"a":{"metadata":{"labels":{}},"spec":{}},
+                                        "ab":{"metadata":{"labels":{"x":"1"}}},
+                                        "b":{"metadata":{"labels":{"x":"1"}}}}})");
+  karta::JsonDocument document = karta::JsonDocument::from(object);
+  const karta::JsonElement a = *karta::find_at(document.root(), ptr("/spec/a"));
+  const karta::JsonElement b = *karta::find_at(document.root(), ptr("/spec/b"));
+
+  SUBCASE("lookups under the pointer start at the element it was given") {
+    JsonPatchBuilder patch(document.root());
+    patch.remember(ptr("/spec/a"), b);  // deliberately b's element: what follows can only come from it
+    CHECK(patch.set_member(ptr("/spec/a/metadata/labels"), "x", "1", false) == PatchChange::Unchanged);
+    CHECK(patch.set_member(ptr("/spec/a"), "y", "2", false) == PatchChange::Added);  // the pointer itself
+    // "/spec/ab" starts with the text "/spec/a" but is another token: looked up from the root.
+    CHECK(patch.set_member(ptr("/spec/ab/metadata/labels"), "x", "2", false) == PatchChange::Kept);
+    CHECK(patch.set_member(ptr("/spec/b/metadata/labels"), "z", "3", false) == PatchChange::Added);
+    CHECK(patch.operations() == json::parse(R"([{"op":"add","path":"/spec/a/y","value":"2"},
+        {"op":"add","path":"/spec/b/metadata/labels/z","value":"3"}])"));
+  }
+
+  SUBCASE("given the right element, the patch is the one built without it") {
+    auto build = [&](bool remembering) {
+      JsonPatchBuilder patch(document.root());
+      if (remembering) patch.remember(ptr("/spec/a"), a);
+      patch.set_member(ptr("/spec/a/metadata/labels"), "x", "1", false);
+      patch.set_member(ptr("/spec/a/metadata/annotations"), "n", "v", false);  // a missing map under it
+      patch.set_member(ptr("/spec/a/metadata/annotations"), "m", "w", false);  // folded into that add
+      patch.set_member(ptr("/spec/a/spec"), "schedulerName", "kai-scheduler", false);
+      patch.append_unique(ptr("/spec/a/spec/tolerations"), json::parse(R"({"key":"nvidia.com/gpu"})"));
+      patch.set_member(ptr("/spec/ab/metadata/labels"), "x", "2", true);
+      patch.set_member(ptr("/metadata/labels"), "team", "t", false);  // outside it, and missing
+      return patch.operations();
+    };
+    json expected = json::parse(R"([
+        {"op":"add","path":"/spec/a/metadata/labels/x","value":"1"},
+        {"op":"add","path":"/spec/a/metadata/annotations","value":{"m":"w","n":"v"}},
+        {"op":"add","path":"/spec/a/spec/schedulerName","value":"kai-scheduler"},
+        {"op":"add","path":"/spec/a/spec/tolerations","value":[{"key":"nvidia.com/gpu"}]},
+        {"op":"add","path":"/spec/ab/metadata/labels/x","value":"2"},
+        {"op":"add","path":"/metadata","value":{"labels":{"team":"t"}}}])");
+    CHECK(build(false) == expected);
+    CHECK(build(true) == expected);
+  }
+}
