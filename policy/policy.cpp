@@ -10,7 +10,9 @@ namespace {
 
 constexpr const char* kPlaceholders[] = {"namespace", "name", "kind", "group", "component", "instance", "gpus"};
 
-bool is_alnum(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; }
+// ASCII only, whatever the locale: Kubernetes names and label values are ASCII (std::isalnum follows the
+// locale, and is a function call per character).
+bool is_alnum(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'); }
 
 // [A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])? of at most 63 characters.
 std::string qualified_name_error(const std::string& name) {
