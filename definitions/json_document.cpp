@@ -64,20 +64,27 @@ bool number_equals(JsonElement value, const json& other) {
 // One spare document per thread: the last one released on it, unless it is big (its tape is 8 bytes per
 // input byte, so a document kept for a 32 KiB review holds about 300 KiB).
 constexpr std::size_t kKeptDocumentCapacity = 32 * 1024;
-thread_local std::unique_ptr<simdjson::dom::document> spare_document;
+// Set when the thread's spare slot is destroyed (at thread exit): a document released after that (one
+// held by a static object, say) is freed instead. A bool needs no destruction, so it stays readable.
+thread_local bool spare_gone = false;
+struct SpareDocument {
+  std::unique_ptr<simdjson::dom::document> document;
+  ~SpareDocument() { spare_gone = true; }
+};
+thread_local SpareDocument spare;
 
 }  // namespace
 
 void JsonDocument::Recycle::operator()(simdjson::dom::document* document) const {
   std::unique_ptr<simdjson::dom::document> owned(document);
-  if (owned->capacity() <= kKeptDocumentCapacity) spare_document = std::move(owned);
+  if (!spare_gone && owned->capacity() <= kKeptDocumentCapacity) spare.document = std::move(owned);
 }
 
 JsonDocument JsonDocument::parse(std::string_view text, std::size_t max_depth) {
   thread_local std::unique_ptr<simdjson::dom::parser> parser_slot;
   simdjson::dom::parser& parser = thread_parser(parser_slot, max_depth);
   JsonDocument document;
-  document.document_.reset(spare_document ? spare_document.release() : new simdjson::dom::document());
+  document.document_.reset(!spare_gone && spare.document ? spare.document.release() : new simdjson::dom::document());
   auto result = parser.parse_into_document(*document.document_, text.data(), text.size());
   if (parser.capacity() > kKeptParserCapacity) parser_slot.reset();
   if (result.error()) {

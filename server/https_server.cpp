@@ -120,6 +120,7 @@ class HttpsServer::Session : public std::enable_shared_from_this<HttpsServer::Se
       buffer_.consume(used);
       if (ec == http::error::need_more) break;
       if (ec) return on_read(ec, 0);
+      if (used == 0) break;  // nothing taken and nothing wrong: it needs more bytes
     }
     if (parser_->is_done()) return on_read({}, 0);
     std::size_t size = beast::read_size(buffer_, kReadSize);

@@ -1,5 +1,8 @@
 #include <doctest/doctest.h>
 
+#include <optional>
+#include <thread>
+
 #include "definitions/json_document.h"
 
 using karta::json;
@@ -92,4 +95,24 @@ TEST_CASE("a document made from a built value is that value") {
   JsonDocument moved = std::move(document);
   CHECK(karta::to_json(element) == value);
   CHECK(karta::to_json(moved.root()) == value);
+}
+
+TEST_CASE("documents parsed one after another on a thread stay whole: a released one's buffers serve the next") {
+  std::string big = R"({"a":[1,2,3],"s":")" + std::string(500, 'x') + R"("})";
+  std::optional<JsonDocument> first(JsonDocument::parse(big));
+  JsonDocument second = JsonDocument::parse(R"({"b":"two"})");  // while the first is alive: its own buffers
+  CHECK(karta::to_json(first->root()) == json::parse(big));
+  first.reset();  // its buffers become the thread's spare
+  JsonDocument third = JsonDocument::parse(R"({"c":[true,null,"three"]})");
+  JsonDocument fourth = JsonDocument::parse(R"({"d":4})");
+  CHECK(karta::to_json(second.root()) == json::parse(R"({"b":"two"})"));
+  CHECK(karta::to_json(third.root()) == json::parse(R"({"c":[true,null,"three"]})"));
+  CHECK(karta::to_json(fourth.root()) == json::parse(R"({"d":4})"));
+
+  // Parsed on a thread that then ends, read and released on this one.
+  std::optional<JsonDocument> moved;
+  std::thread([&moved] { moved.emplace(JsonDocument::parse(R"({"e":[5,6]})")); }).join();
+  CHECK(karta::to_json(moved->root()) == json::parse(R"({"e":[5,6]})"));
+  moved.reset();
+  CHECK(karta::to_json(JsonDocument::parse(R"({"f":"six"})").root()) == json::parse(R"({"f":"six"})"));
 }
