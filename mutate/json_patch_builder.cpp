@@ -22,6 +22,11 @@ bool parse_index(const std::string& token, std::size_t& index) {
   return ec == std::errc() && end == token.data() + token.size();
 }
 
+// Whether `pointer` is `prefix` or lies under it ("/a/b" is under "/a", "/ab" is not).
+bool at_or_under(std::string_view pointer, std::string_view prefix) {
+  return pointer.starts_with(prefix) && (pointer.size() == prefix.size() || pointer[prefix.size()] == '/');
+}
+
 bool contains_equal(JsonElement array, const json& value) {
   for (auto item : array_of(array)) {
     if (equals(item, value)) return true;
@@ -80,8 +85,7 @@ class TokenKey {
 
 void JsonPatchBuilder::own_borrowed_under(std::string_view pointer) {
   for (auto& op : operations_) {
-    if (op.borrowed == nullptr || !pointer.starts_with(op.path)) continue;
-    if (pointer.size() != op.path.size() && pointer[op.path.size()] != '/') continue;
+    if (op.borrowed == nullptr || !at_or_under(pointer, op.path)) continue;
     op.value = *op.borrowed;
     op.borrowed = nullptr;
     --borrowed_;
@@ -126,8 +130,7 @@ JsonPatchBuilder::Place JsonPatchBuilder::find_container(const Pointer& pointer,
   }
   JsonElement node = original_;
   std::size_t first = 0;
-  if (remembered_ && pointer.text.starts_with(remembered_text_) &&
-      (pointer.text.size() == remembered_text_.size() || pointer.text[remembered_text_.size()] == '/')) {
+  if (remembered_ && at_or_under(pointer.text, remembered_text_)) {
     node = *remembered_;
     first = remembered_tokens_;
   }
