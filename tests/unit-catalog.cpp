@@ -1,4 +1,4 @@
-// The built-in catalog on the real upstream samples of ../shared/corpus. The expectations in
+// The built-in catalog on the real upstream samples of tests/corpus. The expectations in
 // tests/data/catalog-expected.json were derived by reading each manifest (which templates exist, how
 // many pods each role runs, what one pod requests), not by running the definitions.
 
