@@ -173,11 +173,12 @@ std::string synthetic_definition(int i) {
          "\nspec:\n  structureDefinition:\n    rootComponent:\n      name: widget\n"
          "      kind: {group: synthetic" + n + ".example.com, version: v1, kind: Widget" + n + "}\n"
          "      statusDefinition:\n        conditionsDefinition:\n          path: .status.conditions\n"
-         "        statusMappings:\n          Running:\n            - byConditions: [{type: Ready, status: \"True\"}]\n"
+         "        statusMappings:\n          running:\n            - byConditions: [{type: Ready, status: \"True\"}]\n"
          "    childComponents:\n      - name: role\n        kind: {group: batch, version: v1, kind: Job}\n"
          "        ownerRef: widget\n        specDefinition:\n"
          "          podTemplateSpecPath: .spec.roles[].template\n"
          "        instanceIdPath: .spec.roles[].name\n"
+         "        podSelector:\n          componentInstanceSelector: {idPath: '.metadata.labels.role'}\n"
          "        scaleDefinition:\n          replicasPath: .spec.roles[].replicas\n";
 }
 

@@ -1,5 +1,7 @@
 #include "cli/commands.h"
 
+#include <algorithm>
+#include <filesystem>
 #include <iostream>
 #include <thread>
 
@@ -78,24 +80,47 @@ int mutate_offline(const CommonOptions& common, const std::string& manifest, std
   return 0;
 }
 
-int validate_offline(const std::string& file, const std::vector<std::string>& crd_directories, std::ostream& out) {
+// The files named, a directory standing for its *.yaml, *.yml and *.json files in name order.
+std::vector<std::string> expand_files(const std::vector<std::string>& names) {
+  std::vector<std::string> files;
+  for (const auto& name : names) {
+    if (!std::filesystem::is_directory(name)) {
+      files.push_back(name);
+      continue;
+    }
+    std::vector<std::string> inside;
+    for (const auto& entry : std::filesystem::directory_iterator(name)) {
+      auto extension = entry.path().extension();
+      if (extension == ".yaml" || extension == ".yml" || extension == ".json") inside.push_back(entry.path().string());
+    }
+    std::sort(inside.begin(), inside.end());
+    files.insert(files.end(), inside.begin(), inside.end());
+  }
+  return files;
+}
+
+int validate_offline(const std::vector<std::string>& names, const std::vector<std::string>& crd_directories,
+                     std::ostream& out) {
   auto crds = std::make_shared<CrdSchemaSet>();
   for (const auto& directory : crd_directories) crds->add_directory(directory);
   CrdLookup lookup = [&](const GroupVersionKind& kind) { return crds->find(kind); };
   std::size_t definitions = 0, faulty = 0;
-  for (const auto& document : read_documents(file)) {
-    if (!is_definition_object(document.value)) continue;
-    ++definitions;
-    DefinitionReport report = validate_definition(document.value, lookup);
-    std::string name = document.value.value("metadata", json::object()).value("name", "");
-    out << document.source << " " << name << ": " << (report.ok() ? "valid" : "INVALID") << "\n";
-    for (const auto& fault : report.faults) out << "  fault: " << fault << "\n";
-    for (const auto& warning : report.warnings) out << "  warning: " << warning << "\n";
-    if (!report.ok()) ++faulty;
-  }
-  if (definitions == 0) {
-    out << file << ": no Karta or ResourceInterface object found\n";
-    return 1;
+  for (const auto& file : expand_files(names)) {
+    std::size_t in_file = 0;
+    for (const auto& document : read_documents(file)) {
+      if (!is_definition_object(document.value)) continue;
+      ++definitions, ++in_file;
+      DefinitionReport report = validate_definition(document.value, lookup);
+      std::string name = document.value.value("metadata", json::object()).value("name", "");
+      out << document.source << " " << name << ": " << (report.ok() ? "valid" : "INVALID") << "\n";
+      for (const auto& fault : report.faults) out << "  fault: " << fault << "\n";
+      for (const auto& warning : report.warnings) out << "  warning: " << warning << "\n";
+      if (!report.ok()) ++faulty;
+    }
+    if (in_file == 0) {
+      out << file << ": no Karta or ResourceInterface object found\n";
+      ++faulty;
+    }
   }
   out << definitions << " definitions, " << faulty << " with faults\n";
   return faulty == 0 ? 0 : 1;
@@ -179,13 +204,14 @@ int run_command_line(int argc, char** argv, std::ostream& out, std::ostream& err
       ->required()->check(CLI::ExistingFile);
   add_common_options(*mutate_command, common);
 
-  std::string validate_file;
+  std::vector<std::string> validate_files;
   std::vector<std::string> validate_crds;
   auto* validate_command = app.add_subcommand("validate", "Check Karta definitions: structure, safe jq, paths against CRDs");
   validate_command->footer("Example:\n  karta-webhook validate -f definitions/catalog/jobset.x-k8s.io-jobset-v1alpha2.yaml "
-                           "--crds ../shared/corpus/crds\nExits 1 when any definition has a fault.");
-  validate_command->add_option("-f,--filename", validate_file, "YAML or JSON file of Karta objects")
-      ->required()->check(CLI::ExistingFile);
+                           "--crds tests/corpus/crds\nExits 1 when any definition has a fault.");
+  validate_command->add_option("-f,--filename", validate_files,
+                               "YAML or JSON files of Karta objects, or directories of them; several allowed")
+      ->required()->check(CLI::ExistingPath);
   validate_command->add_option("--crds", validate_crds, "Directory of CustomResourceDefinition files")
       ->check(CLI::ExistingDirectory);
 
@@ -219,7 +245,7 @@ int run_command_line(int argc, char** argv, std::ostream& out, std::ostream& err
     }
     if (*mutate_command) return mutate_offline(common, manifest, out);
     if (*inspect_command) return inspect_offline(common, inspect_manifest, inspect_output, out);
-    if (*validate_command) return validate_offline(validate_file, validate_crds, out);
+    if (*validate_command) return validate_offline(validate_files, validate_crds, out);
   } catch (const std::exception& e) {
     err << "karta-webhook: " << e.what() << "\n";
     return 1;

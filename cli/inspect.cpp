@@ -57,7 +57,7 @@ json inspect_workload(const json& object, const CompiledDefinition& definition, 
   double gpus = 0, cpu = 0, memory = 0;
   for (const auto& plan : definition.components()) {
     if (plan.spec_kind == SpecKind::None) continue;
-    json component = {{"name", plan.component->name}, {"kind", plan.component->kind.to_string()},
+    json component = {{"name", plan.component->name}, {"kind", plan.component->kind ? plan.component->kind->to_string() : ""},
                       {"instances", json::array()}};
     for (std::size_t i = 0; i < analysis.layout.templates.size(); ++i) {
       const auto& t = analysis.layout.templates[i];

@@ -62,7 +62,7 @@ std::shared_ptr<AdmissionState> AdmissionStateLoader::load(const ClusterSources&
       continue;
     }
     DefinitionParse parsed = parse_karta_definition(object, "cluster:" + name);
-    const GroupVersionKind kind = parsed.definition->root.kind;
+    const GroupVersionKind kind = parsed.definition->root_kind();
     state->catalog.add(cache_.compile(std::move(*parsed.definition)));
     state->cluster_kartas[kind.group + "/" + kind.version + "/" + kind.kind] = name;
   }

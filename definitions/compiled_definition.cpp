@@ -6,7 +6,11 @@ namespace karta {
 namespace {
 
 // The phases a status mapping may name, in the order they are tried.
-constexpr const char* kPhasePrecedence[] = {"Failed", "Completed", "Degraded", "Running", "Initializing"};
+// Which status is reported when several match (issue: status as the published tools compute it).
+constexpr ResourceStatus kPhasePrecedence[] = {ResourceStatus::Failed,     ResourceStatus::Completed,
+                                               ResourceStatus::Suspended,  ResourceStatus::Suspending,
+                                               ResourceStatus::Resuming,   ResourceStatus::Degraded,
+                                               ResourceStatus::Running,    ResourceStatus::Initializing};
 
 // Rethrows jq's internal `break` (an object with "__jq"): jq 1.6's try would otherwise catch the break
 // that limit/2 uses to stop, and report it as an error of the expression.
@@ -93,7 +97,7 @@ std::shared_ptr<const CompiledDefinition> CompiledDefinition::compile(KartaDefin
     plan.status = &*status;
     if (status->conditions) plan.conditions = compiled->add(status->conditions->path, ExpressionMode::Value, T);
     plan.phase = compiled->add(status->phase, ExpressionMode::Value, T);
-    for (const char* phase : kPhasePrecedence) {
+    for (ResourceStatus phase : kPhasePrecedence) {
       auto it = status->mappings.find(phase);
       if (it == status->mappings.end()) continue;
       std::vector<StatusRulePlan> rules;

@@ -73,7 +73,7 @@ struct StatusPlan {
   const StatusDefinition* status = nullptr;
   ExpressionId conditions = kNoExpression;
   ExpressionId phase = kNoExpression;
-  std::vector<std::pair<std::string, std::vector<StatusRulePlan>>> mappings;  // in precedence order
+  std::vector<std::pair<ResourceStatus, std::vector<StatusRulePlan>>> mappings;  // in precedence order
 };
 
 class DefinitionError : public std::runtime_error {
@@ -88,7 +88,7 @@ class CompiledDefinition {
   static std::shared_ptr<const CompiledDefinition> compile(KartaDefinition definition, std::size_t concurrency);
 
   const KartaDefinition& definition() const { return definition_; }
-  const GroupVersionKind& root_kind() const { return definition_.root.kind; }
+  const GroupVersionKind& root_kind() const { return definition_.root_kind(); }
   const std::vector<ComponentPlan>& components() const { return components_; }
   const std::optional<StatusPlan>& status() const { return status_; }
   const std::vector<CompiledExpression>& expressions() const { return expressions_; }

@@ -3,27 +3,49 @@
 #include <algorithm>
 #include <set>
 
+#include "definitions/api/published_api.h"
+#include "definitions/documents.h"
+#include "validate/openapi_schema.h"
+
 namespace karta {
 namespace {
 
-constexpr const char* kSharedPhases[] = {"Initializing", "Running", "Completed", "Failed", "Degraded"};
+struct StatusKey {
+  ResourceStatus status;
+  const char* name;  // "Running"
+  const char* key;   // "running"
+  bool resource_interface;  // also in the older ResourceInterface form
+};
 
-const char* type_name(const json& value) { return value.type_name(); }
+constexpr StatusKey kStatuses[] = {
+    {ResourceStatus::Initializing, "Initializing", "initializing", true},
+    {ResourceStatus::Running, "Running", "running", true},
+    {ResourceStatus::Completed, "Completed", "completed", true},
+    {ResourceStatus::Failed, "Failed", "failed", true},
+    {ResourceStatus::Degraded, "Degraded", "degraded", true},
+    {ResourceStatus::Suspended, "Suspended", "suspended", false},
+    {ResourceStatus::Suspending, "Suspending", "suspending", false},
+    {ResourceStatus::Resuming, "Resuming", "resuming", false},
+    {ResourceStatus::Undefined, "Undefined", "", false},
+};
 
-// Reads one JSON object field by field; fields nobody asked for are reported as unknown.
+std::string index_field(const std::string& list, std::size_t i) { return list + "[" + std::to_string(i) + "]"; }
+
+// Reads one JSON object field by field; fields nobody asked for are reported as unknown. The schema of
+// the published CRD has already been checked when this runs, so its faults are a second line: they
+// name what the schema check would have named.
 class ObjectReader {
  public:
   ObjectReader(const json& value, std::string path, std::vector<DefinitionFault>& faults)
       : value_(value), path_(std::move(path)), faults_(faults) {
-    if (!value_.is_object()) {
-      fault(path_, std::string("must be an object, not ") + type_name(value_));
-    }
+    if (!value_.is_object()) fault(path_, std::string("must be an object, not ") + value_.type_name());
   }
   ObjectReader(const ObjectReader&) = delete;
   ObjectReader& operator=(const ObjectReader&) = delete;
   ~ObjectReader() { report_unknown_fields(); }
 
   bool is_object() const { return value_.is_object(); }
+  bool has(const std::string& key) const { return value_.is_object() && value_.contains(key) && !value_[key].is_null(); }
   std::string field(const std::string& key) const { return path_.empty() ? key : path_ + "." + key; }
 
   // The member, or nullptr when absent or null. A missing required member is a fault.
@@ -38,12 +60,11 @@ class ObjectReader {
     return &*it;
   }
 
-  std::optional<std::string> string(const std::string& key, bool required = false,
-                                    bool allow_empty = false) {
+  std::optional<std::string> string(const std::string& key, bool required = false, bool allow_empty = true) {
     const json* value = member(key, required);
     if (value == nullptr) return std::nullopt;
     if (!value->is_string()) {
-      fault(field(key), std::string("must be a string, not ") + type_name(*value));
+      fault(field(key), std::string("must be a string, not ") + value->type_name());
       return std::nullopt;
     }
     if (!allow_empty && value->get_ref<const std::string&>().empty()) {
@@ -53,8 +74,9 @@ class ObjectReader {
     return value->get<std::string>();
   }
 
+  // A jq expression: a non-empty string.
   std::optional<JqField> jq(const std::string& key, bool required = false) {
-    auto text = string(key, required);
+    auto text = string(key, required, /*allow_empty=*/false);
     if (!text) return std::nullopt;
     return JqField{field(key), *text};
   }
@@ -62,7 +84,7 @@ class ObjectReader {
   const json* object(const std::string& key, bool required = false) {
     const json* value = member(key, required);
     if (value != nullptr && !value->is_object()) {
-      fault(field(key), std::string("must be an object, not ") + type_name(*value));
+      fault(field(key), std::string("must be an object, not ") + value->type_name());
       return nullptr;
     }
     return value;
@@ -71,15 +93,44 @@ class ObjectReader {
   const json* array(const std::string& key, bool required = false) {
     const json* value = member(key, required);
     if (value != nullptr && !value->is_array()) {
-      fault(field(key), std::string("must be a list, not ") + type_name(*value));
+      fault(field(key), std::string("must be a list, not ") + value->type_name());
       return nullptr;
     }
     return value;
   }
 
-  void fault(std::string where, std::string message) {
-    faults_.push_back({std::move(where), std::move(message)});
+  // A list of jq expressions.
+  std::vector<JqField> jq_list(const std::string& key) {
+    std::vector<JqField> fields;
+    const json* list = array(key);
+    if (list == nullptr) return fields;
+    for (std::size_t i = 0; i < list->size(); ++i) {
+      const json& item = (*list)[i];
+      if (!item.is_string() || item.get_ref<const std::string&>().empty()) {
+        fault(index_field(field(key), i), "must be a jq expression (a non-empty string)");
+        continue;
+      }
+      fields.push_back({index_field(field(key), i), item.get<std::string>()});
+    }
+    return fields;
   }
+
+  // A map of strings.
+  std::map<std::string, std::string> string_map(const std::string& key) {
+    std::map<std::string, std::string> out;
+    const json* map = object(key);
+    if (map == nullptr) return out;
+    for (const auto& [k, v] : map->items()) {
+      if (!v.is_string()) {
+        fault(field(key) + "[\"" + k + "\"]", std::string("must be a string, not ") + v.type_name());
+        continue;
+      }
+      out[k] = v.get<std::string>();
+    }
+    return out;
+  }
+
+  void fault(std::string where, std::string message) { faults_.push_back({std::move(where), std::move(message)}); }
 
  private:
   void report_unknown_fields() {
@@ -105,196 +156,410 @@ class ObjectReader {
   std::set<std::string> known_;
 };
 
-GroupVersionKind read_gvk(const json& value, const std::string& path, std::vector<DefinitionFault>& faults) {
-  ObjectReader reader(value, path, faults);
-  GroupVersionKind gvk;
-  gvk.group = reader.string("group", false, /*allow_empty=*/true).value_or("");
-  gvk.version = reader.string("version", true).value_or("");
-  gvk.kind = reader.string("kind", true).value_or("");
-  return gvk;
-}
+// Reads the published form of one definition; `form` says which fields exist.
+class DefinitionReader {
+ public:
+  DefinitionReader(DefinitionForm form, std::vector<DefinitionFault>& faults) : form_(form), faults_(faults) {}
 
-FragmentedPodSpecDefinition read_fragmented(const json& value, const std::string& path,
-                                            std::vector<DefinitionFault>& faults) {
-  ObjectReader reader(value, path, faults);
-  FragmentedPodSpecDefinition f;
-  f.labels = reader.jq("labelsPath");
-  f.annotations = reader.jq("annotationsPath");
-  f.scheduler_name = reader.jq("schedulerNamePath");
-  f.resources = reader.jq("resourcesPath");
-  f.resource_claims = reader.jq("resourceClaimsPath");
-  f.pod_affinity = reader.jq("podAffinityPath");
-  f.node_affinity = reader.jq("nodeAffinityPath");
-  f.containers = reader.jq("containersPath");
-  f.container = reader.jq("containerPath");
-  f.priority_class_name = reader.jq("priorityClassNamePath");
-  f.image = reader.jq("imagePath");
-  f.tolerations = reader.jq("tolerationsPath");
-  f.node_selector = reader.jq("nodeSelectorPath");
-  return f;
-}
+  bool karta() const { return form_ == DefinitionForm::Karta; }
 
-SpecDefinition read_spec(const json& value, const std::string& path, std::vector<DefinitionFault>& faults) {
-  ObjectReader reader(value, path, faults);
-  SpecDefinition spec;
-  spec.pod_template_spec = reader.jq("podTemplateSpecPath");
-  spec.pod_spec = reader.jq("podSpecPath");
-  spec.metadata = reader.jq("metadataPath");
-  if (const json* extra = reader.array("additionalContainerPaths")) {
-    for (std::size_t i = 0; i < extra->size(); ++i) {
-      std::string where = reader.field("additionalContainerPaths") + "[" + std::to_string(i) + "]";
-      if (!(*extra)[i].is_string() || (*extra)[i].get<std::string>().empty()) {
-        reader.fault(where, "must be a jq path expression (a non-empty string)");
-        continue;
-      }
-      spec.additional_containers.push_back({where, (*extra)[i].get<std::string>()});
+  GroupVersionKind gvk(const json& value, const std::string& path) {
+    ObjectReader reader(value, path, faults_);
+    GroupVersionKind gvk;
+    gvk.group = reader.string("group", true).value_or("");
+    gvk.version = reader.string("version", true).value_or("");
+    gvk.kind = reader.string("kind", true).value_or("");
+    return gvk;
+  }
+
+  FragmentedPodSpecDefinition fragmented(const json& value, const std::string& path) {
+    ObjectReader reader(value, path, faults_);
+    FragmentedPodSpecDefinition f;
+    f.labels = reader.jq("labelsPath");
+    f.annotations = reader.jq("annotationsPath");
+    f.scheduler_name = reader.jq("schedulerNamePath");
+    f.resources = reader.jq("resourcesPath");
+    f.resource_claims = reader.jq("resourceClaimsPath");
+    f.pod_affinity = reader.jq("podAffinityPath");
+    f.node_affinity = reader.jq("nodeAffinityPath");
+    f.containers = reader.jq("containersPath");
+    f.container = reader.jq("containerPath");
+    f.priority_class_name = reader.jq("priorityClassNamePath");
+    f.image = reader.jq("imagePath");
+    return f;
+  }
+
+  SpecDefinition spec(const json& value, const std::string& path) {
+    ObjectReader reader(value, path, faults_);
+    SpecDefinition spec;
+    spec.pod_template_spec = reader.jq("podTemplateSpecPath");
+    spec.pod_spec = reader.jq("podSpecPath");
+    spec.metadata = reader.jq("metadataPath");
+    if (const json* fragmented = reader.object("fragmentedPodSpecDefinition")) {
+      spec.fragmented = this->fragmented(*fragmented, reader.field("fragmentedPodSpecDefinition"));
     }
-  }
-  if (const json* fragmented = reader.object("fragmentedPodSpecDefinition")) {
-    spec.fragmented = read_fragmented(*fragmented, reader.field("fragmentedPodSpecDefinition"), faults);
-  }
-  int kinds = (spec.pod_template_spec ? 1 : 0) + (spec.pod_spec ? 1 : 0) + (spec.fragmented ? 1 : 0);
-  if (reader.is_object() && kinds != 1) {
-    reader.fault(path, kinds == 0 ? "needs one of podTemplateSpecPath, podSpecPath, fragmentedPodSpecDefinition"
-                                  : "must hold exactly one of podTemplateSpecPath, podSpecPath, "
-                                    "fragmentedPodSpecDefinition");
-  }
-  if (spec.metadata && !spec.pod_spec) {
-    reader.fault(reader.field("metadataPath"), "goes with podSpecPath only");
-  }
-  return spec;
-}
-
-ScaleDefinition read_scale(const json& value, const std::string& path, std::vector<DefinitionFault>& faults) {
-  ObjectReader reader(value, path, faults);
-  return {reader.jq("replicasPath"), reader.jq("minReplicasPath"), reader.jq("maxReplicasPath")};
-}
-
-StatusRule read_rule(const json& value, const std::string& path, std::vector<DefinitionFault>& faults) {
-  ObjectReader reader(value, path, faults);
-  StatusRule rule;
-  if (const json* conditions = reader.array("byConditions")) {
-    for (std::size_t i = 0; i < conditions->size(); ++i) {
-      ObjectReader condition((*conditions)[i], reader.field("byConditions") + "[" + std::to_string(i) + "]",
-                             faults);
-      rule.by_conditions.push_back(
-          {condition.string("type", true).value_or(""), condition.string("status", true).value_or("")});
+    int kinds = (spec.pod_template_spec ? 1 : 0) + (spec.pod_spec ? 1 : 0) + (spec.fragmented ? 1 : 0);
+    if (kinds > 1) {
+      reader.fault(path, "holds more than one of podTemplateSpecPath, podSpecPath and fragmentedPodSpecDefinition; "
+                         "a component has one pod spec definition");
     }
+    if (spec.metadata && !spec.pod_spec) reader.fault(reader.field("metadataPath"), "goes with podSpecPath only");
+    return spec;
   }
-  rule.by_phase = reader.string("byPhase");
-  if (const json* expression = reader.object("byExpression")) {
-    ObjectReader check(*expression, reader.field("byExpression"), faults);
-    auto text = check.jq("expression", true);
-    const json* expected = check.member("expectedResult");
-    if (text) rule.by_expression = ExpressionCheck{*text, expected ? *expected : json(true)};
-  }
-  if (reader.is_object() && rule.by_conditions.empty() && !rule.by_phase && !rule.by_expression) {
-    reader.fault(path, "needs byConditions, byPhase or byExpression");
-  }
-  return rule;
-}
 
-StatusDefinition read_status(const json& value, const std::string& path, std::vector<DefinitionFault>& faults) {
-  ObjectReader reader(value, path, faults);
-  StatusDefinition status;
-  if (const json* conditions = reader.object("conditionsDefinition")) {
-    ObjectReader c(*conditions, reader.field("conditionsDefinition"), faults);
-    ConditionsDefinition definition;
-    if (auto p = c.jq("path", true)) definition.path = *p;
-    definition.type_field = c.string("typeFieldName").value_or("type");
-    definition.status_field = c.string("statusFieldName").value_or("status");
-    definition.message_field = c.string("messageFieldName").value_or("message");
-    status.conditions = definition;
+  ScaleDefinition scale(const json& value, const std::string& path) {
+    ObjectReader reader(value, path, faults_);
+    return {reader.jq("replicasPath"), reader.jq("minReplicasPath"), reader.jq("maxReplicasPath")};
   }
-  if (const json* phase = reader.object("phaseDefinition")) {
-    ObjectReader p(*phase, reader.field("phaseDefinition"), faults);
-    status.phase = p.jq("path", true);
-  }
-  if (const json* mappings = reader.object("statusMappings")) {
-    for (const auto& [shared_phase, rules] : mappings->items()) {
-      std::string where = reader.field("statusMappings") + "." + shared_phase;
-      if (std::find(std::begin(kSharedPhases), std::end(kSharedPhases), shared_phase) == std::end(kSharedPhases)) {
-        reader.fault(where, "is not a shared phase (Initializing, Running, Completed, Failed, Degraded)");
-        continue;
-      }
-      if (!rules.is_array()) {
-        reader.fault(where, std::string("must be a list of rules, not ") + type_name(rules));
-        continue;
-      }
-      auto& list = status.mappings[shared_phase];
-      for (std::size_t i = 0; i < rules.size(); ++i) {
-        list.push_back(read_rule(rules[i], where + "[" + std::to_string(i) + "]", faults));
+
+  StatusRule rule(const json& value, const std::string& path) {
+    ObjectReader reader(value, path, faults_);
+    StatusRule rule;
+    if (const json* conditions = reader.array("byConditions")) {
+      for (std::size_t i = 0; i < conditions->size(); ++i) {
+        ObjectReader condition((*conditions)[i], index_field(reader.field("byConditions"), i), faults_);
+        ConditionMatch match;
+        match.type = condition.string("type", true).value_or("");
+        match.status = condition.string("status");
+        match.reason = condition.string("reason");
+        rule.by_conditions.push_back(std::move(match));
       }
     }
+    if (auto phase = reader.string("byPhase"); phase && !phase->empty()) rule.by_phase = phase;
+    if (const json* expression = reader.object("byExpression")) {
+      ObjectReader check(*expression, reader.field("byExpression"), faults_);
+      auto text = check.jq("expression", true);
+      auto expected = check.string("expectedResult", true);
+      if (text && expected) rule.by_expression = ExpressionCheck{*text, *expected};
+    }
+    return rule;
   }
-  return status;
-}
 
-Component read_component(const json& value, const std::string& path, bool is_root,
-                         std::vector<DefinitionFault>& faults) {
-  ObjectReader reader(value, path, faults);
-  Component component;
-  component.name = reader.string("name", true).value_or("");
-  if (const json* kind = reader.object("kind", true)) component.kind = read_gvk(*kind, reader.field("kind"), faults);
-  component.owner_ref = reader.string("ownerRef");
-  if (const json* spec = reader.object("specDefinition")) {
-    component.spec = read_spec(*spec, reader.field("specDefinition"), faults);
+  StatusDefinition status(const json& value, const std::string& path) {
+    ObjectReader reader(value, path, faults_);
+    StatusDefinition status;
+    if (const json* conditions = reader.object("conditionsDefinition")) {
+      ObjectReader c(*conditions, reader.field("conditionsDefinition"), faults_);
+      ConditionsDefinition definition;
+      if (auto p = c.jq("path", true)) definition.path = *p;
+      // The CRD's defaults, as the API server fills them in.
+      definition.type_field = c.string("typeFieldName").value_or("type");
+      definition.status_field = c.string("statusFieldName").value_or("status");
+      definition.message_field = c.string("messageFieldName").value_or("message");
+      definition.reason_field = c.string("reasonFieldName").value_or("reason");
+      status.conditions = definition;
+    }
+    if (const json* phase = reader.object("phaseDefinition")) {
+      ObjectReader p(*phase, reader.field("phaseDefinition"), faults_);
+      status.phase = p.jq("path", true);
+    }
+    if (const json* mappings = reader.object("statusMappings", true)) {
+      ObjectReader m(*mappings, reader.field("statusMappings"), faults_);
+      for (const auto& entry : kStatuses) {
+        if (*entry.key == '\0' || (!karta() && !entry.resource_interface)) continue;
+        const json* rules = m.array(entry.key);
+        if (rules == nullptr) continue;
+        auto& list = status.mappings[entry.status];
+        for (std::size_t i = 0; i < rules->size(); ++i) {
+          list.push_back(rule((*rules)[i], index_field(m.field(entry.key), i)));
+        }
+      }
+    }
+    return status;
   }
-  if (const json* scale = reader.object("scaleDefinition")) {
-    component.scale = read_scale(*scale, reader.field("scaleDefinition"), faults);
-  }
-  if (const json* status = reader.object("statusDefinition")) {
-    component.status = read_status(*status, reader.field("statusDefinition"), faults);
-  }
-  component.instance_id = reader.jq("instanceIdPath");
-  if (const json* selector = reader.object("podSelector")) component.pod_selector = *selector;
-  if (is_root && component.owner_ref) reader.fault(reader.field("ownerRef"), "the root component has no owner");
-  if (!is_root && !component.owner_ref && reader.is_object()) reader.fault(reader.field("ownerRef"), "is required");
-  if (is_root && !component.status && reader.is_object()) {
-    reader.fault(reader.field("statusDefinition"), "is required on the root component");
-  }
-  return component;
-}
 
-GangScheduling read_gang(const json& value, const std::string& path, std::vector<DefinitionFault>& faults) {
-  ObjectReader reader(value, path, faults);
-  GangScheduling gang;
-  auto read_members = [&](const json& list, const std::string& where, const char* name_field) {
-    std::vector<GangSubGroup> members;
+  std::vector<SuspendAction> actions(const json& list, const std::string& path) {
+    std::vector<SuspendAction> actions;
+    if (list.empty()) ObjectReader(json::object(), "", faults_).fault(path, "needs at least one action");
     for (std::size_t i = 0; i < list.size(); ++i) {
-      ObjectReader member(list[i], where + "[" + std::to_string(i) + "]", faults);
-      GangSubGroup sub{member.string(name_field, true).value_or(""), nullptr};
-      if (const json* topology = member.member("topology")) sub.topology = *topology;
-      members.push_back(std::move(sub));
-    }
-    return members;
-  };
-  if (const json* group = reader.object("podGroup")) {
-    ObjectReader g(*group, reader.field("podGroup"), faults);
-    PodGroupDefinition pod_group;
-    pod_group.name = g.string("name").value_or("");
-    if (const json* topology = g.member("topology")) pod_group.topology = *topology;
-    if (const json* subs = g.array("subGroups")) {
-      pod_group.members = read_members(*subs, g.field("subGroups"), "componentName");
-    }
-    gang.pod_groups.push_back(std::move(pod_group));
-  }
-  if (const json* groups = reader.array("podGroups")) {  // deprecated form
-    for (std::size_t i = 0; i < groups->size(); ++i) {
-      ObjectReader g((*groups)[i], reader.field("podGroups") + "[" + std::to_string(i) + "]", faults);
-      PodGroupDefinition pod_group;
-      pod_group.name = g.string("name").value_or("");
-      if (const json* topology = g.member("topology")) pod_group.topology = *topology;
-      if (const json* members = g.array("members")) {
-        pod_group.members = read_members(*members, g.field("members"), "componentName");
+      ObjectReader reader(list[i], index_field(path, i), faults_);
+      auto target = reader.jq("path", true);
+      auto value = reader.string("value", true);
+      if (!target || !value) continue;
+      SuspendAction action{*target, *value, nullptr};
+      try {
+        action.parsed_value = json::parse(*value);
+      } catch (const json::exception&) {
+        reader.fault(reader.field("value"), "`" + *value + "` is not JSON text (write \"true\", \"0\", "
+                                            "\"\\\"paused\\\"\" or \"null\")");
+        continue;
       }
-      gang.pod_groups.push_back(std::move(pod_group));
+      actions.push_back(std::move(action));
+    }
+    return actions;
+  }
+
+  SuspendDefinition suspend(const json& value, const std::string& path) {
+    ObjectReader reader(value, path, faults_);
+    SuspendDefinition suspend;
+    if (const json* list = reader.array("suspendActions", true)) suspend.suspend_actions = actions(*list, reader.field("suspendActions"));
+    if (const json* list = reader.array("resumeActions", true)) suspend.resume_actions = actions(*list, reader.field("resumeActions"));
+    return suspend;
+  }
+
+  PodSelector pod_selector(const json& value, const std::string& path) {
+    ObjectReader reader(value, path, faults_);
+    PodSelector selector;
+    if (const json* instance = reader.object("componentInstanceSelector")) {
+      ObjectReader r(*instance, reader.field("componentInstanceSelector"), faults_);
+      selector.instance_id_path = r.jq("idPath", true);
+    }
+    if (const json* type = reader.object("componentTypeSelector")) {
+      ObjectReader r(*type, reader.field("componentTypeSelector"), faults_);
+      ComponentTypeSelector t;
+      t.key_path = r.jq("keyPath");
+      t.value = r.string("value");
+      if (karta()) t.match_labels = r.string_map("matchLabels");
+      // The CRD's CEL rules.
+      if (!r.has("keyPath") && !r.has("matchLabels")) r.fault(reader.field("componentTypeSelector"), "at least one of keyPath or matchLabels must be set");
+      if (r.has("value") && !r.has("keyPath")) r.fault(reader.field("componentTypeSelector"), "value requires keyPath");
+      selector.component_type = std::move(t);
+    }
+    if (const json* replica = reader.object("replicaSelector")) {
+      ObjectReader r(*replica, reader.field("replicaSelector"), faults_);
+      selector.replica_key_path = r.jq("keyPath", true);
+    }
+    return selector;
+  }
+
+  Component component(const json& value, const std::string& path, bool is_root) {
+    ObjectReader reader(value, path, faults_);
+    Component component;
+    component.name = reader.string("name", true, /*allow_empty=*/false).value_or("");
+    if (const json* kind = reader.object("kind")) component.kind = gvk(*kind, reader.field("kind"));
+    component.owner_ref = reader.string("ownerRef");
+    if (const json* spec = reader.object("specDefinition")) component.spec = this->spec(*spec, reader.field("specDefinition"));
+    if (const json* scale = reader.object("scaleDefinition")) component.scale = this->scale(*scale, reader.field("scaleDefinition"));
+    if (const json* status = reader.object("statusDefinition")) {
+      component.status = this->status(*status, reader.field("statusDefinition"));
+    }
+    if (karta()) {
+      if (const json* suspend = reader.object("suspendDefinition")) {
+        component.suspend = this->suspend(*suspend, reader.field("suspendDefinition"));
+      }
+    }
+    component.instance_id = reader.jq("instanceIdPath");
+    if (const json* selector = reader.object("podSelector")) {
+      component.pod_selector = pod_selector(*selector, reader.field("podSelector"));
+    }
+    if (!reader.is_object()) return component;
+    // The published validator's rules.
+    if (is_root) {
+      const auto& k = component.kind;
+      if (!k || k->version.empty() || k->kind.empty() || (k->group.empty() && k->kind != "Pod")) {
+        reader.fault(reader.field("kind"), "the root component needs a full kind: group, version and kind (only Pod "
+                                           "has an empty group)");
+      }
+      if (component.owner_ref) reader.fault(reader.field("ownerRef"), "the root component has no owner");
+      if (!component.status) reader.fault(reader.field("statusDefinition"), "is required on the root component");
+    } else if (!component.owner_ref || component.owner_ref->empty()) {
+      reader.fault(reader.field("ownerRef"), "is required on a child component (the name of its owner)");
+    }
+    bool has_instance_selector = component.pod_selector && component.pod_selector->instance_id_path;
+    if (component.instance_id && !has_instance_selector) {
+      reader.fault(reader.field("podSelector"), "needs componentInstanceSelector with instanceIdPath (how a pod "
+                                                "names its instance)");
+    }
+    if (!component.instance_id && has_instance_selector) {
+      reader.fault(reader.field("instanceIdPath"), "is required with podSelector.componentInstanceSelector");
+    }
+    return component;
+  }
+
+  std::optional<TopologyConstraint> topology(ObjectReader& parent) {
+    const json* value = parent.object("topology");
+    if (value == nullptr) return std::nullopt;
+    ObjectReader reader(*value, parent.field("topology"), faults_);
+    TopologyConstraint t;
+    t.topology_name = reader.string("topologyName", true).value_or("");
+    t.required_level = reader.string("requiredTopologyLevel", true).value_or("");
+    t.preferred_level = reader.string("preferredTopologyLevel", true).value_or("");
+    return t;
+  }
+
+  GangScheduling gang(const json& value, const std::string& path) {
+    ObjectReader reader(value, path, faults_);
+    GangScheduling gang;
+    if (karta()) {
+      if (const json* group = reader.object("podGroup")) {
+        ObjectReader g(*group, reader.field("podGroup"), faults_);
+        PodGroupDefinition pod_group;
+        pod_group.name = g.string("name", true).value_or("");
+        pod_group.topology = topology(g);
+        if (const json* subs = g.array("subGroups")) {
+          for (std::size_t i = 0; i < subs->size(); ++i) {
+            ObjectReader s((*subs)[i], index_field(g.field("subGroups"), i), faults_);
+            GangSubGroup sub;
+            sub.component_name = s.string("componentName", true).value_or("");
+            sub.topology = topology(s);
+            pod_group.members.push_back(std::move(sub));
+          }
+        }
+        gang.pod_groups.push_back(std::move(pod_group));
+      }
+    }
+    // The deprecated form, the only one of ResourceInterface (where it is required).
+    if (const json* groups = reader.array("podGroups", !karta())) {
+      for (std::size_t i = 0; i < groups->size(); ++i) {
+        ObjectReader g((*groups)[i], index_field(reader.field("podGroups"), i), faults_);
+        PodGroupDefinition pod_group;
+        pod_group.deprecated_form = true;
+        pod_group.name = g.string("name", true).value_or("");
+        if (const json* members = g.array("members", true)) {
+          for (std::size_t m = 0; m < members->size(); ++m) {
+            ObjectReader r((*members)[m], index_field(g.field("members"), m), faults_);
+            GangSubGroup member;
+            member.component_name = r.string("componentName", true).value_or("");
+            member.filters = r.jq_list("filters");
+            member.group_by_key_paths = r.jq_list("groupByKeyPaths");
+            pod_group.members.push_back(std::move(member));
+          }
+        }
+        gang.pod_groups.push_back(std::move(pod_group));
+      }
+    }
+    return gang;
+  }
+
+ private:
+  DefinitionForm form_;
+  std::vector<DefinitionFault>& faults_;
+};
+
+// Component names unique, owners that exist and chains of owners without a cycle.
+void structure_rules(const KartaDefinition& d, std::vector<DefinitionFault>& faults) {
+  std::map<std::string, std::string> fields;  // component name -> its field
+  for (const Component* c : d.components()) {
+    std::string field = d.component_field(*c);
+    if (!fields.emplace(c->name, field).second) {
+      faults.push_back({field + ".name", "\"" + c->name + "\" is already the name of " + fields[c->name]});
     }
   }
-  return gang;
+  if (!faults.empty()) return;  // owners are looked up by name: with two of a name, they cannot be
+  std::map<std::string, std::string> owner;
+  for (const auto& c : d.children) {
+    if (!c.owner_ref) continue;
+    std::string field = d.component_field(c) + ".ownerRef";
+    if (*c.owner_ref == c.name) {
+      faults.push_back({field, "a component cannot own itself"});
+    } else if (fields.count(*c.owner_ref) == 0) {
+      faults.push_back({field, "\"" + *c.owner_ref + "\" names no component"});
+    } else {
+      owner[c.name] = *c.owner_ref;
+    }
+  }
+  for (const auto& c : d.children) {
+    std::set<std::string> seen{c.name};
+    std::string at = c.name;
+    while (owner.count(at) != 0) {
+      at = owner[at];
+      if (!seen.insert(at).second) {
+        faults.push_back({d.component_field(c) + ".ownerRef", "the ownership of \"" + c.name + "\" runs in a cycle"});
+        break;
+      }
+    }
+  }
+  if (d.gang) {
+    for (const auto& group : d.gang->pod_groups) {
+      for (std::size_t m = 0; m < group.members.size(); ++m) {
+        if (fields.count(group.members[m].component_name) != 0) continue;
+        std::string field = group.deprecated_form ? "spec.optimizationInstructions.gangScheduling.podGroups[\"" +
+                                                        group.name + "\"].members[" + std::to_string(m) + "]"
+                                                  : "spec.optimizationInstructions.gangScheduling.podGroup.subGroups[" +
+                                                        std::to_string(m) + "]";
+        faults.push_back({field + ".componentName", "\"" + group.members[m].component_name + "\" names no component"});
+      }
+    }
+  }
+}
+
+// The extensions annotation: YAML text naming components and the fields of ours they have.
+void read_extensions(const json& metadata, KartaDefinition& d, std::vector<DefinitionFault>& faults) {
+  if (!metadata.is_object()) return;
+  auto annotations = metadata.find("annotations");
+  if (annotations == metadata.end() || !annotations->is_object()) return;
+  auto text = annotations->find(kExtensionsAnnotation);
+  if (text == annotations->end()) return;
+  const std::string where = std::string("metadata.annotations[\"") + kExtensionsAnnotation + "\"]";
+  if (!text->is_string()) {
+    faults.push_back({where, std::string("must be a string, not ") + text->type_name()});
+    return;
+  }
+  json value;
+  try {
+    auto docs = parse_documents(text->get<std::string>(), "its value");
+    if (docs.size() != 1) {
+      faults.push_back({where, "must hold one YAML document, not " + std::to_string(docs.size())});
+      return;
+    }
+    value = std::move(docs[0].value);
+  } catch (const InputError& e) {
+    faults.push_back({where, std::string("is not valid YAML (") + e.what() + ")"});
+    return;
+  }
+  ObjectReader top(value, where, faults);
+  const json* components = top.object("components", true);
+  if (components == nullptr) return;
+  for (const auto& [name, fields] : components->items()) {
+    std::string at = where + ".components." + name;
+    Component* component = nullptr;
+    if (d.root.name == name) component = &d.root;
+    for (auto& child : d.children) {
+      if (child.name == name) component = &child;
+    }
+    ObjectReader reader(fields, at, faults);
+    auto extra = reader.jq_list("additionalContainerPaths");
+    auto tolerations = reader.jq("tolerationsPath");
+    auto node_selector = reader.jq("nodeSelectorPath");
+    if (component == nullptr) {
+      reader.fault(at, "names no component of this definition");
+      continue;
+    }
+    if (!extra.empty()) {
+      if (!component->spec) {
+        reader.fault(reader.field("additionalContainerPaths"), "needs a specDefinition on component \"" + name + "\"");
+      } else {
+        component->spec->additional_containers = std::move(extra);
+      }
+    }
+    if (tolerations || node_selector) {
+      if (!component->spec || !component->spec->fragmented) {
+        reader.fault(at, "tolerationsPath and nodeSelectorPath go with a fragmentedPodSpecDefinition only (a pod "
+                         "template or pod spec has its own)");
+      } else {
+        component->spec->fragmented->tolerations = tolerations;
+        component->spec->fragmented->node_selector = node_selector;
+      }
+    }
+  }
+}
+
+std::optional<DefinitionForm> form_of(const json& document) {
+  if (!document.is_object()) return std::nullopt;
+  auto api_version = document.value("apiVersion", json()).is_string() ? document["apiVersion"].get<std::string>() : "";
+  auto kind = document.value("kind", json()).is_string() ? document["kind"].get<std::string>() : "";
+  if (api_version == "run.ai/v1alpha1" && kind == "Karta") return DefinitionForm::Karta;
+  if (api_version == "optimization.nvidia.com/v1alpha1" && kind == "ResourceInterface") {
+    return DefinitionForm::ResourceInterface;
+  }
+  return std::nullopt;
 }
 
 }  // namespace
+
+const char* status_name(ResourceStatus status) {
+  for (const auto& entry : kStatuses) {
+    if (entry.status == status) return entry.name;
+  }
+  return "Undefined";
+}
+
+const char* status_mapping_key(ResourceStatus status) {
+  for (const auto& entry : kStatuses) {
+    if (entry.status == status) return entry.key;
+  }
+  return "";
+}
 
 std::size_t edit_distance(std::string_view a, std::string_view b) {
   std::vector<std::size_t> row(b.size() + 1);
@@ -330,78 +595,94 @@ const Component* KartaDefinition::find_component(const std::string& name) const 
   return nullptr;
 }
 
-bool is_definition_object(const json& document) {
-  if (!document.is_object()) return false;
-  auto api_version = document.value("apiVersion", json()).is_string() ? document["apiVersion"].get<std::string>() : "";
-  auto kind = document.value("kind", json()).is_string() ? document["kind"].get<std::string>() : "";
-  return (api_version == "run.ai/v1alpha1" && kind == "Karta") ||
-         (api_version == "optimization.nvidia.com/v1alpha1" && kind == "ResourceInterface");
+std::string KartaDefinition::component_field(const Component& component) const {
+  if (&component == &root) return "spec.structureDefinition.rootComponent";
+  for (std::size_t i = 0; i < children.size(); ++i) {
+    if (&children[i] == &component) return index_field("spec.structureDefinition.childComponents", i);
+  }
+  return "spec.structureDefinition";
 }
 
-DefinitionParse parse_karta_definition(const json& document, const std::string& source) {
+bool is_definition_object(const json& document) { return form_of(document).has_value(); }
+
+DefinitionParse parse_karta_definition(const json& original, const std::string& source) {
   DefinitionParse result;
   auto& faults = result.faults;
+  auto form = form_of(original);
+  if (!form) {
+    std::string api_version = original.is_object() && original.value("apiVersion", json()).is_string()
+                                  ? original["apiVersion"].get<std::string>() : "?";
+    std::string kind = original.is_object() && original.value("kind", json()).is_string()
+                           ? original["kind"].get<std::string>() : "?";
+    faults.push_back({"kind", "expected run.ai/v1alpha1 Karta (or optimization.nvidia.com/v1alpha1 "
+                              "ResourceInterface), not " + api_version + " " + kind});
+    return result;
+  }
+  // First what the API server checks against the published CRD; a definition it would refuse or prune
+  // goes no further.
+  const json& schema = *form == DefinitionForm::Karta ? karta_schema() : resource_interface_schema();
+  for (auto& violation : validate_against_schema(schema, original)) {
+    faults.push_back({std::move(violation.field), std::move(violation.message)});
+  }
+  if (!faults.empty()) return result;
+  json document = original;
+  apply_schema_defaults(schema, document);
+
   KartaDefinition definition;
   definition.source = source;
-  definition.text = document.dump();
+  definition.text = original.dump();
+  definition.form = *form;
+  DefinitionReader read(*form, faults);
   {
     ObjectReader top(document, "", faults);
-    auto api_version = top.string("apiVersion", true);
-    auto kind = top.string("kind", true);
-    if (api_version && kind && !is_definition_object(document)) {
-      top.fault("kind", "expected run.ai/v1alpha1 Karta (or optimization.nvidia.com/v1alpha1 ResourceInterface), "
-                        "not " + *api_version + " " + *kind);
+    top.string("apiVersion", true);
+    top.string("kind", true);
+    const json* metadata = top.object("metadata");
+    if (metadata != nullptr && metadata->contains("name") && (*metadata)["name"].is_string()) {
+      definition.name = (*metadata)["name"].get<std::string>();
     }
-    if (const json* metadata = top.object("metadata")) {
-      if (metadata->contains("name") && (*metadata)["name"].is_string()) {
-        definition.name = (*metadata)["name"].get<std::string>();
-      }
-    }
-    top.member("status");  // written by controllers; ignored
+    top.member("status");  // written by controllers; not ours to read
     if (const json* spec = top.object("spec", true)) {
       ObjectReader s(*spec, "spec", faults);
       if (const json* structure = s.object("structureDefinition", true)) {
         ObjectReader st(*structure, "spec.structureDefinition", faults);
         if (const json* root = st.object("rootComponent", true)) {
-          definition.root = read_component(*root, st.field("rootComponent"), true, faults);
+          definition.root = read.component(*root, st.field("rootComponent"), true);
         }
         if (const json* children = st.array("childComponents")) {
           for (std::size_t i = 0; i < children->size(); ++i) {
-            definition.children.push_back(read_component(
-                (*children)[i], st.field("childComponents") + "[" + std::to_string(i) + "]", false, faults));
+            definition.children.push_back(read.component((*children)[i], index_field(st.field("childComponents"), i), false));
           }
         }
         if (const json* kinds = st.array("additionalChildKinds")) {
           for (std::size_t i = 0; i < kinds->size(); ++i) {
-            definition.additional_child_kinds.push_back(
-                read_gvk((*kinds)[i], st.field("additionalChildKinds") + "[" + std::to_string(i) + "]", faults));
+            definition.additional_child_kinds.push_back(read.gvk((*kinds)[i], index_field(st.field("additionalChildKinds"), i)));
           }
         }
       }
       if (const json* instructions = s.object("optimizationInstructions")) {
         ObjectReader oi(*instructions, "spec.optimizationInstructions", faults);
-        if (const json* gang = oi.object("gangScheduling")) {
-          definition.gang = read_gang(*gang, oi.field("gangScheduling"), faults);
-        }
+        if (const json* gang = oi.object("gangScheduling")) definition.gang = read.gang(*gang, oi.field("gangScheduling"));
       }
     }
+    if (metadata != nullptr) read_extensions(*metadata, definition, faults);
   }  // readers report unknown fields as they go out of scope
-  if (definition.name.empty()) definition.name = definition.root.kind.kind;
+  if (faults.empty()) structure_rules(definition, faults);
+  if (definition.name.empty() && definition.root.kind) definition.name = definition.root.kind->kind;
   if (faults.empty()) result.definition = std::move(definition);
   return result;
 }
 
-std::vector<JqField> jq_fields(const KartaDefinition& definition) {
-  std::vector<JqField> fields;
-  auto add = [&](const std::optional<JqField>& field) {
-    if (field) fields.push_back(*field);
+std::vector<DefinitionJqField> all_jq_fields(const KartaDefinition& definition) {
+  std::vector<DefinitionJqField> fields;
+  auto add = [&](const std::optional<JqField>& field, JqSubject input = JqSubject::Object) {
+    if (field) fields.push_back({&*field, input});
   };
   for (const Component* c : definition.components()) {
     if (c->spec) {
       add(c->spec->pod_template_spec);
       add(c->spec->pod_spec);
       add(c->spec->metadata);
-      for (const auto& extra : c->spec->additional_containers) fields.push_back(extra);
       if (const auto& f = c->spec->fragmented) {
         for (const auto* field : {&f->labels, &f->annotations, &f->scheduler_name, &f->resources, &f->resource_claims,
                                   &f->pod_affinity, &f->node_affinity, &f->containers, &f->container,
@@ -409,6 +690,7 @@ std::vector<JqField> jq_fields(const KartaDefinition& definition) {
           add(*field);
         }
       }
+      for (const auto& extra : c->spec->additional_containers) fields.push_back({&extra, JqSubject::Object});
     }
     add(c->instance_id);
     if (c->scale) {
@@ -417,15 +699,40 @@ std::vector<JqField> jq_fields(const KartaDefinition& definition) {
       add(c->scale->max_replicas);
     }
     if (c->status) {
-      if (c->status->conditions) fields.push_back(c->status->conditions->path);
+      if (c->status->conditions) fields.push_back({&c->status->conditions->path, JqSubject::Object});
       add(c->status->phase);
-      for (const auto& [phase, rules] : c->status->mappings) {
+      for (const auto& [status, rules] : c->status->mappings) {
         for (const auto& rule : rules) {
-          if (rule.by_expression) fields.push_back(rule.by_expression->expression);
+          if (rule.by_expression) fields.push_back({&rule.by_expression->expression, JqSubject::Object});
         }
       }
     }
+    if (c->suspend) {
+      for (const auto* actions : {&c->suspend->suspend_actions, &c->suspend->resume_actions}) {
+        for (const auto& action : *actions) fields.push_back({&action.path, JqSubject::Object});
+      }
+    }
   }
+  for (const Component* c : definition.components()) {
+    if (!c->pod_selector) continue;
+    add(c->pod_selector->instance_id_path, JqSubject::Pod);
+    if (c->pod_selector->component_type) add(c->pod_selector->component_type->key_path, JqSubject::Pod);
+    add(c->pod_selector->replica_key_path, JqSubject::Pod);
+  }
+  if (definition.gang) {
+    for (const auto& group : definition.gang->pod_groups) {
+      for (const auto& member : group.members) {
+        for (const auto& f : member.filters) fields.push_back({&f, JqSubject::Pod});
+        for (const auto& f : member.group_by_key_paths) fields.push_back({&f, JqSubject::Pod});
+      }
+    }
+  }
+  return fields;
+}
+
+std::vector<JqField> jq_fields(const KartaDefinition& definition) {
+  std::vector<JqField> fields;
+  for (const auto& f : all_jq_fields(definition)) fields.push_back(*f.field);
   return fields;
 }
 

@@ -1,7 +1,10 @@
 #pragma once
 
-// The Karta definition model (run.ai/v1alpha1 Karta, and the older optimization.nvidia.com/v1alpha1
-// ResourceInterface) and its strict parser. docs/definitions.md describes the format.
+// The Karta definition model and its strict parser. The model is the published API: run.ai/v1alpha1
+// Karta (NVIDIA Workload Map, formerly Karta), and its older form optimization.nvidia.com/v1alpha1
+// ResourceInterface, exactly as their CRDs (definitions/api/) define them. What karta-webhook needs
+// beyond that API sits in one annotation on the Karta (kExtensionsAnnotation), never in `spec`, where
+// the published CRD would prune it. docs/definitions.md describes the format.
 
 #include <map>
 #include <optional>
@@ -22,12 +25,23 @@ struct GroupVersionKind {
 
   std::string api_version() const { return group.empty() ? version : group + "/" + version; }
   std::string to_string() const { return api_version() + " " + kind; }
+  bool empty() const { return group.empty() && version.empty() && kind.empty(); }
   bool operator==(const GroupVersionKind&) const = default;
   auto operator<=>(const GroupVersionKind&) const = default;
 
   // "apps/v1" + "Deployment"; "v1" is the core group.
   static GroupVersionKind from_api_version(const std::string& api_version, const std::string& kind);
 };
+
+// Which published form a definition object is written in.
+enum class DefinitionForm {
+  Karta,              // run.ai/v1alpha1 Karta
+  ResourceInterface,  // optimization.nvidia.com/v1alpha1 ResourceInterface (no suspend, no podGroup, five statuses)
+};
+
+// The annotation on a Karta that holds karta-webhook's extensions, as YAML (docs/definitions.md):
+//   components: {<component>: {additionalContainerPaths: [...], tolerationsPath: ..., nodeSelectorPath: ...}}
+inline constexpr const char* kExtensionsAnnotation = "karta-webhook.io/extensions";
 
 // One place of a definition that holds a jq expression, named as the user wrote it.
 struct JqField {
@@ -36,8 +50,11 @@ struct JqField {
 };
 
 struct FragmentedPodSpecDefinition {
+  // The published fields.
   std::optional<JqField> labels, annotations, scheduler_name, resources, resource_claims, pod_affinity,
-      node_affinity, containers, container, priority_class_name, image, tolerations, node_selector;
+      node_affinity, containers, container, priority_class_name, image;
+  // karta-webhook's extensions (kExtensionsAnnotation): where the GPU tolerations and node selector go.
+  std::optional<JqField> tolerations, node_selector;
 };
 
 struct SpecDefinition {
@@ -45,8 +62,9 @@ struct SpecDefinition {
   std::optional<JqField> pod_spec;
   std::optional<JqField> metadata;  // with pod_spec only
   std::optional<FragmentedPodSpecDefinition> fragmented;
-  // karta-webhook's extension: containers the framework adds to the pod from elsewhere in the object
-  // (KServe's `.spec.predictor.model`), counted with the pod's own. Output i belongs to instance i.
+  // karta-webhook's extension (kExtensionsAnnotation): containers the framework adds to the pod from
+  // elsewhere in the object (KServe's `.spec.predictor.model`), counted with the pod's own. Output i
+  // belongs to instance i.
   std::vector<JqField> additional_containers;
 };
 
@@ -54,24 +72,35 @@ struct ScaleDefinition {
   std::optional<JqField> replicas, min_replicas, max_replicas;
 };
 
+// The statuses of the published API (ResourceStatus), in the order they are declared there.
+enum class ResourceStatus { Initializing, Running, Completed, Failed, Degraded, Suspended, Suspending, Resuming, Undefined };
+
+// "Running"; and the statusMappings key, "running".
+const char* status_name(ResourceStatus status);
+const char* status_mapping_key(ResourceStatus status);
+
 struct ConditionsDefinition {
   JqField path;
-  std::string type_field = "type";
+  std::string type_field = "type";  // the CRD's defaults
   std::string status_field = "status";
   std::string message_field = "message";
+  std::string reason_field = "reason";
 };
 
+// byExpression: holds when `(<expression>) | tostring == <expected_result>`.
 struct ExpressionCheck {
   JqField expression;
-  json expected_result;
+  std::string expected_result;
 };
 
+// A condition of `type` must be present, with `status` and `reason` when they are given.
 struct ConditionMatch {
   std::string type;
-  std::string status;
+  std::optional<std::string> status;
+  std::optional<std::string> reason;
 };
 
-// A rule holds when every criterion it names holds.
+// A matcher holds when every criterion it names holds.
 struct StatusRule {
   std::vector<ConditionMatch> by_conditions;
   std::optional<std::string> by_phase;
@@ -81,47 +110,86 @@ struct StatusRule {
 struct StatusDefinition {
   std::optional<ConditionsDefinition> conditions;
   std::optional<JqField> phase;
-  std::map<std::string, std::vector<StatusRule>> mappings;  // shared phase -> rules (any holds)
+  std::map<ResourceStatus, std::vector<StatusRule>> mappings;  // status -> matchers (any holds)
+};
+
+// suspendDefinition: each action assigns `value` (JSON text) at the jq path `path`, in order.
+struct SuspendAction {
+  JqField path;
+  std::string value;  // JSON text: "true", "0", "\"paused\"", "null"
+  json parsed_value;  // `value` parsed
+};
+
+struct SuspendDefinition {
+  std::vector<SuspendAction> suspend_actions, resume_actions;
+};
+
+// componentTypeSelector: a pod belongs to the component when every condition given holds.
+struct ComponentTypeSelector {
+  std::optional<JqField> key_path;                  // jq on the pod; exists, or equals `value`
+  std::optional<std::string> value;                 // with key_path only
+  std::map<std::string, std::string> match_labels;  // every label equal
+};
+
+// podSelector: how the pods of a component are told apart. Every path is evaluated on a pod.
+struct PodSelector {
+  std::optional<JqField> instance_id_path;  // componentInstanceSelector.idPath
+  std::optional<ComponentTypeSelector> component_type;
+  std::optional<JqField> replica_key_path;  // replicaSelector.keyPath
 };
 
 struct Component {
   std::string name;
-  GroupVersionKind kind;
+  std::optional<GroupVersionKind> kind;  // optional on a child: a virtual component
   std::optional<std::string> owner_ref;
   std::optional<SpecDefinition> spec;
   std::optional<ScaleDefinition> scale;
   std::optional<StatusDefinition> status;
+  std::optional<SuspendDefinition> suspend;
   std::optional<JqField> instance_id;
-  json pod_selector;  // free-form; null when absent
+  std::optional<PodSelector> pod_selector;
 };
 
+struct TopologyConstraint {
+  std::string topology_name, required_level, preferred_level;
+};
+
+// A member of a pod group: podGroup.subGroups[] or, in the deprecated form, podGroups[].members[].
 struct GangSubGroup {
   std::string component_name;
-  json topology;
+  std::optional<TopologyConstraint> topology;  // subGroups[] only
+  std::vector<JqField> filters;                // members[] only: jq on pods, ANDed
+  std::vector<JqField> group_by_key_paths;     // members[] only: jq on pods
 };
 
 struct PodGroupDefinition {
   std::string name;
-  json topology;
-  std::vector<GangSubGroup> members;  // subGroups[] (or members[] of the deprecated podGroups[])
+  std::optional<TopologyConstraint> topology;  // podGroup only
+  std::vector<GangSubGroup> members;
+  bool deprecated_form = false;  // read from podGroups[]
 };
 
 struct GangScheduling {
-  std::vector<PodGroupDefinition> pod_groups;
+  std::vector<PodGroupDefinition> pod_groups;  // podGroup first, then podGroups[] in order
 };
 
 struct KartaDefinition {
   std::string name;    // metadata.name
   std::string source;  // where it was read from
   std::string text;    // the document as compact JSON: identifies the definition for caching
+  DefinitionForm form = DefinitionForm::Karta;
   Component root;
   std::vector<Component> children;
   std::vector<GroupVersionKind> additional_child_kinds;
   std::optional<GangScheduling> gang;
 
+  // The root's kind; the parser guarantees it is set.
+  const GroupVersionKind& root_kind() const { return *root.kind; }
   // Root first, then the children in file order.
   std::vector<const Component*> components() const;
   const Component* find_component(const std::string& name) const;
+  // "spec.structureDefinition.rootComponent", "spec.structureDefinition.childComponents[2]".
+  std::string component_field(const Component& component) const;
 };
 
 // What is wrong with a definition and where.
@@ -129,6 +197,7 @@ struct DefinitionFault {
   std::string field;    // "spec.structureDefinition.rootComponent.kind.version"
   std::string message;  // "is required"
   std::string to_string() const { return field + ": " + message; }
+  bool operator==(const DefinitionFault&) const = default;
 };
 
 struct DefinitionParse {
@@ -136,17 +205,30 @@ struct DefinitionParse {
   std::vector<DefinitionFault> faults;
 };
 
-// True for the kinds this project reads as definitions.
+// True for the kinds this project reads as definitions (Karta, ResourceInterface).
 bool is_definition_object(const json& document);
 
-// Reads a Karta or ResourceInterface object strictly: an unknown field, a missing required field or a
-// value of the wrong type is a fault naming the field. Every fault is reported, not only the first.
+// Reads a Karta or ResourceInterface object: first against the published CRD's schema of its form (types,
+// required fields, enums, unknown fields with a did-you-mean, CEL rules), as the API server would, then
+// the rules of the published validator (one root with a full kind and a status definition, owners that
+// exist, no cycle, at most one spec definition, instanceIdPath with componentInstanceSelector), then the
+// extensions annotation. Defaults the CRD declares are applied. Every fault is reported, not only the first.
 DefinitionParse parse_karta_definition(const json& document, const std::string& source);
 
 // Levenshtein distance, for did-you-mean suggestions in messages.
 std::size_t edit_distance(std::string_view a, std::string_view b);
 
-// Every jq expression of a definition, with the field it sits in.
+// What a jq field is evaluated on.
+enum class JqSubject { Object, Pod };
+
+struct DefinitionJqField {
+  const JqField* field;
+  JqSubject input;
+};
+
+// Every jq expression of a definition, with the field it sits in: those read from the workload first
+// (as jq_fields()), then those evaluated on pods (pod selectors, gang filters and group-by paths).
 std::vector<JqField> jq_fields(const KartaDefinition& definition);
+std::vector<DefinitionJqField> all_jq_fields(const KartaDefinition& definition);
 
 }  // namespace karta

@@ -1,5 +1,7 @@
 #include "definitions/status.h"
 
+#include <cmath>
+
 namespace karta {
 namespace {
 
@@ -11,20 +13,37 @@ std::vector<json> conditions_of(const ExpressionOutcome& outcome) {
   return outcome.values;
 }
 
+// A field of a condition as text: strings as they are, anything else as JSON ("True" and true alike
+// compare as written).
+std::optional<std::string> text_field(const json& condition, const std::string& name) {
+  auto it = condition.find(name);
+  if (it == condition.end() || it->is_null()) return std::nullopt;
+  return it->is_string() ? it->get<std::string>() : it->dump();
+}
+
 bool condition_holds(const std::vector<json>& conditions, const ConditionsDefinition& definition,
                      const ConditionMatch& match) {
   for (const auto& c : conditions) {
     if (!c.is_object()) continue;
-    auto type = c.find(definition.type_field);
-    auto status = c.find(definition.status_field);
-    if (type == c.end() || status == c.end() || !type->is_string()) continue;
-    std::string status_text = status->is_string() ? status->get<std::string>() : status->dump();
-    if (type->get<std::string>() == match.type && status_text == match.status) return true;
+    if (text_field(c, definition.type_field) != match.type) continue;
+    if (match.status && text_field(c, definition.status_field) != *match.status) continue;
+    if (match.reason && text_field(c, definition.reason_field) != *match.reason) continue;
+    return true;
   }
   return false;
 }
 
 }  // namespace
+
+std::string jq_tostring(const json& value) {
+  if (value.is_string()) return value.get<std::string>();
+  // jq prints integral numbers without a fraction: 2.0 | tostring is "2".
+  if (value.is_number_float()) {
+    double d = value.get<double>();
+    if (std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 1e17) return std::to_string(static_cast<long long>(d));
+  }
+  return value.dump();
+}
 
 std::string evaluate_phase(DefinitionEvaluation& evaluation) {
   const auto& plan = evaluation.definition().status();
@@ -36,19 +55,20 @@ std::string evaluate_phase(DefinitionEvaluation& evaluation) {
     const auto& outcome = evaluation.outcome(plan->phase);
     if (!outcome.values.empty() && outcome.values[0].is_string()) phase = outcome.values[0].get<std::string>();
   }
-  for (const auto& [shared_phase, rules] : plan->mappings) {
+  for (const auto& [status, rules] : plan->mappings) {
     for (const auto& rule_plan : rules) {
       const StatusRule& rule = *rule_plan.rule;
-      bool holds = true;
+      // An empty matcher matches nothing.
+      bool holds = !rule.by_conditions.empty() || rule.by_phase || rule.by_expression;
       for (const auto& match : rule.by_conditions) {
         holds = holds && plan->status->conditions && condition_holds(conditions, *plan->status->conditions, match);
       }
       if (holds && rule.by_phase) holds = phase && *phase == *rule.by_phase;
       if (holds && rule.by_expression) {
         const auto& outcome = evaluation.outcome(rule_plan.expression);
-        holds = !outcome.values.empty() && outcome.values[0] == rule.by_expression->expected_result;
+        holds = !outcome.values.empty() && jq_tostring(outcome.values[0]) == rule.by_expression->expected_result;
       }
-      if (holds) return shared_phase;
+      if (holds) return status_name(status);
     }
   }
   return "Initializing";

@@ -31,7 +31,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }  // any other exception escapes: every input error must be an InputError or a DefinitionError
   karta::Catalog catalog;
   for (auto& definition : definitions) {
-    auto kind = definition.root.kind;
+    auto kind = definition.root_kind();
     try {
       auto compiled = karta::CompiledDefinition::compile(std::move(definition), 1);
       catalog.add(compiled);

@@ -220,7 +220,10 @@ TEST_CASE("Milvus components have no template") {
   const CrdSchema& milvus = corpus_crd(*set, "milvus.io", "v1beta1", "Milvus");
   CHECK(
       findings(milvus, ".spec.components.queryNode.template", ExpectedShape::PodTemplateSpec) ==
-      Lines{"fault: `.spec.components.queryNode.template` is not in Milvus's schema at `.spec.components.queryNode`"});
+      Lines{"fault: `.spec.components.queryNode.template` is not in Milvus's schema at `.spec.components.queryNode`; "
+            "`.spec.components.queryNode` holds the pod's fields inline (resources, tolerations, nodeSelector, affinity, "
+            "schedulerName, priorityClassName, podLabels, podAnnotations) and has no pod template: describe it with "
+            "fragmentedPodSpecDefinition (for example resourcesPath: `.spec.components.queryNode.resources`)"});
   CHECK(findings(milvus, ".spec.components.queryNode.podLabels", ExpectedShape::StringMap).empty());
   CHECK(findings(milvus, ".spec.components.queryNode.resources", ExpectedShape::ResourceRequirements).empty());
 }

@@ -124,7 +124,10 @@ json karta_object(const std::string& name, const std::string& kind = "Job") {
              {{"rootComponent",
                {{"name", "root"},
                 {"kind", {{"group", "example.com"}, {"version", "v1"}, {"kind", kind}}},
-                {"specDefinition", {{"podTemplateSpecPath", ".spec.template"}}}}}}}}}};
+                {"specDefinition", {{"podTemplateSpecPath", ".spec.template"}}},
+                {"statusDefinition",
+                 {{"phaseDefinition", {{"path", ".status.phase"}}},
+                  {"statusMappings", {{"running", {{{"byPhase", "Running"}}}}}}}}}}}}}}};
 }
 
 // A Status as the API server writes it in error answers and ERROR events.

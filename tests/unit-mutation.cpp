@@ -87,7 +87,7 @@ spec:
     rootComponent:
       name: trainer
       kind: {group: example.com, version: v1, kind: Trainer}
-      statusDefinition: {phaseDefinition: {path: .status.phase}}
+      statusDefinition: {phaseDefinition: {path: .status.phase}, statusMappings: {running: [{byPhase: Running}]}}
     childComponents:
       - name: leader
         kind: {group: "", version: v1, kind: Pod}

@@ -177,7 +177,7 @@ TEST_CASE("the server stays responsive while a burst of hostile definitions is v
                         {"ownerRef", "trainer"},
                         {"specDefinition", {{"podTemplateSpecPath", ".spec.c" + std::to_string(i) + "[]?.template"}}},
                         {"instanceIdPath", i % 10 == 0 ? std::string("env.HOME") : ".spec.c" + std::to_string(i) + "[]?.name"},
-                        {"podSelector", {{"labelSelector", {{"c", std::to_string(i)}}}}}});
+                        {"podSelector", {{"componentInstanceSelector", {{"idPath", ".metadata.labels[\"c\"]"}}}}}});
   }
   json review = test::admission_review(hostile, "CREATE", "hostile");
   review["request"]["kind"] = {{"group", "run.ai"}, {"version", "v1alpha1"}, {"kind", "Karta"}};

@@ -463,9 +463,30 @@ class Checker {
         best_distance = distance;
       }
     }
+    if (name == "template" || name == "podTemplate" || name == "spec" || name == "podSpec") {
+      if (auto inline_fields = inline_pod_fields(*place.node); inline_fields.size() >= 2) {
+        std::string here = render(place.steps);
+        std::string list;
+        for (const auto& f : inline_fields) list += (list.empty() ? "" : ", ") + f;
+        return message + "; `" + here + "` holds the pod's fields inline (" + list +
+               ") and has no pod template: describe it with fragmentedPodSpecDefinition (for example "
+               "resourcesPath: `" + here + "." + inline_fields.front() + "`)";
+      }
+    }
     if (best) return message + "; did you mean `" + *best + "`?";
     if (auto elsewhere = find_elsewhere(name)) return message + "; `" + name + "` exists at `" + *elsewhere + "`";
     return message;
+  }
+
+  // The fields of a pod that `node` holds itself, as frameworks do that spell out a pod piece by piece
+  // (Milvus's components, NIMService's spec): resources first when present.
+  static std::vector<std::string> inline_pod_fields(const json& node) {
+    std::vector<std::string> found;
+    for (const char* name : {"resources", "tolerations", "nodeSelector", "affinity", "schedulerName",
+                             "priorityClassName", "podLabels", "podAnnotations"}) {
+      if (property(node, name) != nullptr) found.emplace_back(name);
+    }
+    return found;
   }
 
   // The shallowest place of the schema that has a field `name`.
