@@ -4,6 +4,8 @@
 #include <doctest/doctest.h>
 #include <yaml-cpp/yaml.h>
 
+#include "definitions/documents.h"
+
 #include <sys/wait.h>
 
 #include <algorithm>
@@ -154,6 +156,57 @@ const Documents& render(const fs::path& directory) {
 
 const Documents& base() { return render(source_dir / "manifests"); }
 const Documents& cert_manager_overlay() { return render(source_dir / "manifests" / "overlays" / "cert-manager"); }
+const Documents& cert_manager_existing_crd_overlay() {
+  return render(source_dir / "manifests" / "overlays" / "existing-crd" / "cert-manager");
+}
+
+// The published Karta CRD, as kept in the test corpus (tests/corpus/SOURCES.md gives its origin).
+const fs::path published_karta_crd = source_dir / "tests" / "corpus" / "karta" / "run.ai_kartas.yaml";
+
+// A rendering as typed JSON values (YAML 1.2 core schema, as the API server reads it), so that two
+// renderings compare by value whatever their key order or scalar style.
+std::vector<karta::json> render_json(const fs::path& directory) {
+  const CommandResult result = kustomize(directory);
+  INFO("kubectl kustomize ", directory.string(), " said: ", result.err);
+  REQUIRE(result.exit_code == 0);
+  std::vector<karta::json> objects;
+  for (karta::SourceDocument& document : karta::parse_documents(result.out, directory.string())) {
+    objects.push_back(std::move(document.value));
+  }
+  REQUIRE_FALSE(objects.empty());
+  return objects;
+}
+
+// The objects of a JSON rendering by kind and name, each once.
+std::map<std::pair<std::string, std::string>, karta::json> by_id(const std::vector<karta::json>& objects) {
+  std::map<std::pair<std::string, std::string>, karta::json> found;
+  for (const karta::json& object : objects) {
+    const std::pair<std::string, std::string> id{object.at("kind").get<std::string>(),
+                                                 object.at("metadata").at("name").get<std::string>()};
+    CHECK_MESSAGE(found.emplace(id, object).second, "duplicate " << id.first << " " << id.second);
+  }
+  return found;
+}
+
+// Checks that `variant` renders exactly the objects of `full`, object for object and field for field,
+// except the kartas.run.ai CRD, and no CRD at all.
+void check_same_without_karta_crd(const std::vector<karta::json>& full, const std::vector<karta::json>& variant) {
+  auto expected = by_id(full);
+  REQUIRE(expected.erase({"CustomResourceDefinition", "kartas.run.ai"}) == 1);
+  const auto actual = by_id(variant);
+  for (const auto& [id, object] : actual) {
+    CHECK_MESSAGE(id.first != "CustomResourceDefinition", "the variant without the CRD renders CRD " << id.second);
+  }
+  std::set<std::pair<std::string, std::string>> expected_ids, actual_ids;
+  for (const auto& entry : expected) expected_ids.insert(entry.first);
+  for (const auto& entry : actual) actual_ids.insert(entry.first);
+  CHECK(actual_ids == expected_ids);
+  for (const auto& [id, object] : expected) {
+    auto found = actual.find(id);
+    if (found == actual.end()) continue;  // reported above
+    CHECK_MESSAGE(found->second == object, id.first << " " << id.second << " differs from the full install");
+  }
+}
 
 // ---------------------------------------------------------------------------------------------------
 // Reading objects
@@ -520,6 +573,7 @@ const std::vector<std::string> service_names{"karta-webhook", "karta-webhook.kar
 struct PlainOverlayCheckout {
   TemporaryDirectory root;
   fs::path overlay() const { return root.path() / "manifests" / "overlays" / "plain"; }
+  fs::path existing_crd_overlay() const { return root.path() / "manifests" / "overlays" / "existing-crd" / "plain"; }
   fs::path certs() const { return root.path() / "certs" / "out"; }
   explicit PlainOverlayCheckout(bool with_certificates) {
     fs::copy(source_dir / "manifests", root.path() / "manifests", fs::copy_options::recursive);
@@ -588,6 +642,56 @@ TEST_CASE("The cluster role is bound to the webhook's service account") {
   CHECK(scalar(pod_spec()["serviceAccountName"], "serviceAccountName") == app_name);
 }
 
+TEST_CASE("The install carries exactly one CRD, the published kartas.run.ai, with its whole spec unchanged") {
+  const std::vector<karta::json> published = [] {
+    std::vector<karta::json> values;
+    for (karta::SourceDocument& document : karta::read_documents(published_karta_crd)) {
+      values.push_back(std::move(document.value));
+    }
+    return values;
+  }();
+  REQUIRE(published.size() == 1);
+  REQUIRE(published[0].at("kind") == "CustomResourceDefinition");
+  REQUIRE(published[0].at("metadata").at("name") == "kartas.run.ai");
+
+  const fs::path manifests = source_dir / "manifests";
+  for (const fs::path& directory : {manifests, manifests / "overlays" / "cert-manager"}) {
+    INFO("kubectl kustomize ", directory.string());
+    std::vector<karta::json> crds;
+    for (const karta::json& object : render_json(directory)) {
+      if (object.at("kind") == "CustomResourceDefinition") crds.push_back(object);
+    }
+    REQUIRE(crds.size() == 1);
+    CHECK(crds[0].at("apiVersion") == published[0].at("apiVersion"));
+    CHECK(crds[0].at("metadata").at("name") == "kartas.run.ai");
+    // The whole spec, descriptions included: the file is the published one, verbatim.
+    CHECK_MESSAGE(crds[0].at("spec") == published[0].at("spec"),
+                  "the rendered kartas.run.ai spec is not the published one (tests/corpus/karta/run.ai_kartas.yaml)");
+    // kustomize adds its label to the metadata; the published annotations stay.
+    CHECK(crds[0].at("metadata").at("labels") == karta::json{{"app.kubernetes.io/part-of", "karta-webhook"}});
+    CHECK(crds[0].at("metadata").at("annotations") == published[0].at("metadata").at("annotations"));
+  }
+}
+
+TEST_CASE("The CRD file of the manifests is the published Karta CRD, byte for byte") {
+  const fs::path manifest = source_dir / "manifests" / "base" / "crd-kartas.yaml";
+  const std::string ours = read_file(manifest);
+  const std::string published = read_file(published_karta_crd);
+  CHECK_FALSE(published.empty());
+  CHECK_MESSAGE(ours == published, manifest.string() << " differs from " << published_karta_crd.string()
+                                                     << ": copy the published file verbatim, never edit it");
+  CHECK(fs::is_regular_file(source_dir / "manifests" / "LICENSE-Apache-2.0"));
+}
+
+TEST_CASE("No rendering installs the ResourceInterface CRD") {
+  for (const Documents* rendered : {&base(), &cert_manager_overlay(), &cert_manager_existing_crd_overlay()}) {
+    for (const YAML::Node& crd : all_of_kind(*rendered, "CustomResourceDefinition")) {
+      CHECK(name_of(crd) == "kartas.run.ai");
+      CHECK(name_of(crd) != "resourceinterfaces.optimization.nvidia.com");
+    }
+  }
+}
+
 TEST_CASE("The Karta CRD is cluster-scoped run.ai v1alpha1 with a structural schema") {
   const YAML::Node crd = find(base(), "CustomResourceDefinition", "kartas.run.ai");
   const YAML::Node spec = crd["spec"];
@@ -598,53 +702,67 @@ TEST_CASE("The Karta CRD is cluster-scoped run.ai v1alpha1 with a structural sch
   CHECK(scalar(spec["names"]["listKind"], "names.listKind") == "KartaList");
   CHECK(scalar(spec["names"]["plural"], "names.plural") == "kartas");
   CHECK(scalar(spec["names"]["singular"], "names.singular") == "karta");
+  CHECK(strings(spec["names"]["shortNames"], "names.shortNames") == std::vector<std::string>{"krt"});
   REQUIRE(spec["versions"].size() == 1);
   const YAML::Node version = spec["versions"][0];
   CHECK(scalar(version["name"], "version name") == "v1alpha1");
   CHECK(boolean(version["served"], "served"));
   CHECK(boolean(version["storage"], "storage"));
+  CHECK(version["subresources"]["status"].IsMap());
 
   const YAML::Node schema = version["schema"]["openAPIV3Schema"];
   REQUIRE(schema.IsMap());
   CHECK(scalar(schema["type"], "schema type") == "object");
-  CHECK(string_set(schema["required"], "schema required") == std::set<std::string>{"spec"});
+  // The fields the webhook reads are declared (so the API server does not prune them).
   const YAML::Node structure = schema["properties"]["spec"]["properties"]["structureDefinition"];
+  CHECK(string_set(schema["properties"]["spec"]["required"], "spec required") ==
+        std::set<std::string>{"structureDefinition"});
   CHECK(string_set(structure["required"], "structureDefinition required") == std::set<std::string>{"rootComponent"});
   const YAML::Node root = structure["properties"]["rootComponent"];
-  CHECK(string_set(root["required"], "rootComponent required") ==
-        std::set<std::string>{"name", "kind", "statusDefinition"});
+  CHECK(string_set(root["required"], "rootComponent required") == std::set<std::string>{"name"});
   CHECK(string_set(root["properties"]["kind"]["required"], "kind required") ==
         std::set<std::string>{"group", "version", "kind"});
+  for (const char* field : {"name", "kind", "ownerRef", "specDefinition", "instanceIdPath", "podSelector",
+                            "scaleDefinition", "statusDefinition", "suspendDefinition"}) {
+    CHECK_MESSAGE(root["properties"][field].IsDefined(), "rootComponent lacks " << field);
+  }
   const YAML::Node child = structure["properties"]["childComponents"]["items"];
   for (const char* field : {"name", "kind", "ownerRef", "specDefinition", "instanceIdPath", "podSelector",
                             "scaleDefinition"}) {
     CHECK_MESSAGE(child["properties"][field].IsDefined(), "childComponents[] lacks " << field);
   }
+  CHECK(structure["properties"]["additionalChildKinds"].IsDefined());
   const YAML::Node spec_definition = child["properties"]["specDefinition"]["properties"];
   for (const char* field : {"podTemplateSpecPath", "podSpecPath", "metadataPath", "fragmentedPodSpecDefinition"}) {
     CHECK_MESSAGE(spec_definition[field].IsDefined(), "specDefinition lacks " << field);
   }
-  CHECK(spec_definition["fragmentedPodSpecDefinition"]["properties"].size() == 13);
-  CHECK(schema["properties"]["spec"]["properties"]["optimizationInstructions"]["properties"]["gangScheduling"]
-              ["properties"]["podGroup"]["properties"]["subGroups"]
-                  .IsDefined());
+  const YAML::Node pod_selector = child["properties"]["podSelector"]["properties"];
+  for (const char* field : {"componentTypeSelector", "componentInstanceSelector", "replicaSelector"}) {
+    CHECK_MESSAGE(pod_selector[field].IsDefined(), "podSelector lacks " << field);
+  }
+  const YAML::Node gang = schema["properties"]["spec"]["properties"]["optimizationInstructions"]["properties"]
+                                ["gangScheduling"]["properties"];
+  CHECK(gang["podGroup"]["properties"]["subGroups"].IsDefined());
+  CHECK(gang["podGroups"]["items"]["properties"]["members"].IsDefined());
+  CHECK(schema["properties"]["status"]["properties"]["conditions"].IsDefined());
 
   std::vector<std::string> problems;
   check_structural(schema, "openAPIV3Schema", problems);
   CHECK_MESSAGE(problems.empty(), "the schema is not structural:\n" << join(problems));
 }
 
-TEST_CASE("The Karta CRD prints the root kind's group, version and kind") {
+TEST_CASE("The Karta CRD prints the published columns: framework kind, root component and age") {
   const YAML::Node columns =
       find(base(), "CustomResourceDefinition", "kartas.run.ai")["spec"]["versions"][0]["additionalPrinterColumns"];
-  std::map<std::string, std::string> paths;
+  std::vector<std::pair<std::string, std::string>> paths;
   for (const YAML::Node& column : columns) {
-    paths[scalar(column["name"], "column name")] = scalar(column["jsonPath"], "column jsonPath");
+    paths.emplace_back(scalar(column["name"], "column name"), scalar(column["jsonPath"], "column jsonPath"));
   }
-  CHECK(paths["Group"] == ".spec.structureDefinition.rootComponent.kind.group");
-  CHECK(paths["Version"] == ".spec.structureDefinition.rootComponent.kind.version");
-  CHECK(paths["Kind"] == ".spec.structureDefinition.rootComponent.kind.kind");
-  CHECK(paths["Age"] == ".metadata.creationTimestamp");
+  CHECK(paths == std::vector<std::pair<std::string, std::string>>{
+                     {"Framework", ".spec.structureDefinition.rootComponent.kind.kind"},
+                     {"Root Component", ".spec.structureDefinition.rootComponent.name"},
+                     {"Age", ".metadata.creationTimestamp"},
+                 });
 }
 
 TEST_CASE("The Karta CRD schema accepts every definition of the built-in catalog") {
@@ -657,9 +775,11 @@ TEST_CASE("The Karta CRD schema accepts every definition of the built-in catalog
     const YAML::Node definition = YAML::LoadFile(file.string());
     CHECK(scalar(definition["apiVersion"], "apiVersion") == "run.ai/v1alpha1");
     CHECK(scalar(definition["kind"], "kind") == "Karta");
+    // A field the published schema does not declare would be pruned by the API server, silently, when
+    // the definition is applied as a Karta object.
     std::vector<std::string> problems;
     check_against_schema(definition, schema, file.filename().string(), problems);
-    CHECK_MESSAGE(problems.empty(), join(problems));
+    CHECK_MESSAGE(problems.empty(), "not accepted by the published Karta CRD:\n" << join(problems));
   }
 }
 
@@ -1104,6 +1224,70 @@ TEST_CASE("The plain overlay installs the generated Secret and trusts its CA in 
     CHECK(scalar(webhook["clientConfig"]["caBundle"], "caBundle") == ca_bundle);
   }
   CHECK(YAML::Dump(find(rendered, "Deployment", app_name)) == YAML::Dump(find(base(), "Deployment", app_name)));
+}
+
+TEST_CASE("The existing-crd cert-manager overlay renders the cert-manager install less the Karta CRD") {
+  const fs::path overlays = source_dir / "manifests" / "overlays";
+  check_same_without_karta_crd(render_json(overlays / "cert-manager"), render_json(overlays / "existing-crd" / "cert-manager"));
+
+  const Documents& rendered = cert_manager_existing_crd_overlay();
+  CHECK(all_of_kind(rendered, "CustomResourceDefinition").empty());
+  std::set<ObjectId> expected = object_ids(cert_manager_overlay());
+  expected.erase({"CustomResourceDefinition", "kartas.run.ai"});
+  CHECK(object_ids(rendered) == expected);
+  for (const char* kind : {"MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"}) {
+    CHECK(scalar(find(rendered, kind, app_name)["metadata"]["annotations"]["cert-manager.io/inject-ca-from"],
+                 "inject-ca-from") == "karta-system/karta-webhook");
+  }
+  CHECK(all_webhooks(rendered).size() == 3);
+  for (const YAML::Node& webhook : all_webhooks(rendered)) {
+    INFO(scalar(webhook["name"], "name"));
+    CHECK_FALSE(webhook["clientConfig"]["caBundle"].IsDefined());
+  }
+  CHECK(find(rendered, "Certificate", app_name)["spec"]["secretName"].as<std::string>() == "karta-webhook-tls");
+}
+
+TEST_CASE("The existing-crd plain overlay renders the plain install less the Karta CRD") {
+  const PlainOverlayCheckout checkout(true);
+  check_same_without_karta_crd(render_json(checkout.overlay()), render_json(checkout.existing_crd_overlay()));
+
+  const Documents rendered = render_uncached(checkout.existing_crd_overlay());
+  std::set<ObjectId> expected = base_object_ids();
+  expected.erase({"CustomResourceDefinition", "kartas.run.ai"});
+  expected.insert({"Secret", "karta-webhook-tls"});
+  CHECK(object_ids(rendered) == expected);
+  const std::string ca_bundle = base64(read_file(checkout.certs() / "ca.crt"));
+  const std::vector<YAML::Node> webhooks = all_webhooks(rendered);
+  CHECK(webhooks.size() == 3);
+  for (const YAML::Node& webhook : webhooks) {
+    INFO(scalar(webhook["name"], "name"));
+    CHECK(scalar(webhook["clientConfig"]["caBundle"], "caBundle") == ca_bundle);
+  }
+}
+
+TEST_CASE("Without the CRD the webhook may still read and watch Kartas") {
+  const PlainOverlayCheckout checkout(true);
+  const Documents plain = render_uncached(checkout.existing_crd_overlay());
+  for (const Documents* rendered : {&cert_manager_existing_crd_overlay(), &plain}) {
+    bool kartas = false;
+    for (const YAML::Node& rule : find(*rendered, "ClusterRole", app_name)["rules"]) {
+      if (string_set(rule["apiGroups"], "apiGroups").count("run.ai") > 0 &&
+          string_set(rule["resources"], "resources").count("kartas") > 0) {
+        kartas = true;
+        CHECK(string_set(rule["verbs"], "verbs") == std::set<std::string>{"get", "list", "watch"});
+      }
+    }
+    CHECK(kartas);
+    const YAML::Node binding = find(*rendered, "ClusterRoleBinding", app_name);
+    CHECK(scalar(binding["subjects"][0]["name"], "subject name") == app_name);
+  }
+}
+
+TEST_CASE("The existing-crd plain overlay does not render before the certs script has run either") {
+  const PlainOverlayCheckout checkout(false);
+  const CommandResult result = kustomize(checkout.existing_crd_overlay());
+  CHECK(result.exit_code != 0);
+  CHECK_MESSAGE(result.err.find("certs/out") != std::string::npos, result.err);
 }
 
 TEST_CASE("The plain overlay does not render before the certs script has run, and says where it looked") {
