@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes the seed corpus of the fuzz targets into fuzz/corpus/<target>/seed-*.
 
-    fuzz/make_seed_corpus.py [CORPUS_DIR]    CORPUS_DIR defaults to ../shared/corpus (next to the repo)
+    fuzz/make_seed_corpus.py [CORPUS_DIR]    CORPUS_DIR defaults to tests/corpus
 
 Seeds are small (a few KB): real AdmissionReviews built from the shared corpus samples, hostile ones
 (truncated, deeply nested, wrong types, odd shapes), the catalog definitions, policies, and pairs of a
@@ -18,7 +18,7 @@ import yaml
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
-SHARED = sys.argv[1] if len(sys.argv) > 1 else os.path.join(REPO, "..", "shared", "corpus")
+SHARED = sys.argv[1] if len(sys.argv) > 1 else os.path.join(REPO, "tests", "corpus")
 MAX_SEED = 6 * 1024
 
 
@@ -165,6 +165,9 @@ spec:
     rootComponent:
       name: widget
       kind: {group: example.com, version: v1, kind: Widget}
+      statusDefinition:
+        phaseDefinition: {path: .status.phase}
+        statusMappings: {running: [{byPhase: Running}]}
       specDefinition:
         podTemplateSpecPath: .spec.template
 """
@@ -186,6 +189,9 @@ spec:
     rootComponent:
       name: widget
       kind: {group: example.com, version: v1, kind: Widget}
+      statusDefinition:
+        phaseDefinition: {path: .status.phase}
+        statusMappings: {running: [{byPhase: Running}]}
       specDefinition:
         podSpecPath: .spec.podSpec
         metadataPath: .spec.podMeta
