@@ -30,11 +30,15 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
 
+#include "admission/admission_service.h"
+#include "definitions/api/published_api.h"
+#include "definitions/documents.h"
 #include "kube/api_client.h"
 #include "kube/kube_connection.h"
 #include "kube/watcher.h"
 #include "support/running_webhook.h"
 #include "support/test_support.h"
+#include "validate/openapi_schema.h"
 
 using karta::json;
 namespace kube = karta::kube;
@@ -1281,4 +1285,74 @@ TEST_CASE("a Karta arriving over a watch stream is used by the webhook, then rem
   server.remove("trainer");
   CHECK(eventually([&] { return !mutate().contains("patch"); }, 20s));
   CHECK(client.request("GET", "/metrics").body.find("karta_reload_errors_total{source=\"cluster\"}") != std::string::npos);
+}
+
+TEST_CASE("Kartas as the API server stores them with the published CRD are loaded and used, every catalog kind") {
+  // Each catalog definition as a GET of it returns after `kubectl apply`: the CRD's defaults filled in,
+  // the server's metadata, kubectl's last-applied annotation and a status with conditions, fields the
+  // webhook does not use.
+  std::vector<json> stored;
+  std::vector<std::string> names;
+  for (const auto& entry : fs::directory_iterator(test::source_dir() / "definitions/catalog")) {
+    if (entry.path().extension() != ".yaml") continue;
+    json object = test::document(entry.path());
+    json applied = object;
+    object["metadata"]["name"] = "cluster-" + object["metadata"]["name"].get<std::string>();
+    REQUIRE(karta::prune_unknown_fields(karta::karta_schema(), object) == std::vector<std::string>{});
+    karta::apply_schema_defaults(karta::karta_schema(), object);
+    object["metadata"]["uid"] = "3f1c2b9e-0000-4000-8000-" + std::to_string(100000000000 + stored.size());
+    object["metadata"]["generation"] = 1;
+    object["metadata"]["creationTimestamp"] = "2026-11-30T10:00:00Z";
+    object["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"] = applied.dump();
+    object["metadata"]["managedFields"] = json::array(
+        {{{"manager", "kubectl-client-side-apply"}, {"operation", "Update"}, {"apiVersion", "run.ai/v1alpha1"},
+          {"time", "2026-11-30T10:00:00Z"}, {"fieldsType", "FieldsV1"}, {"fieldsV1", {{"f:spec", json::object()}}}}});
+    object["status"] = {{"conditions", json::array({{{"type", "Valid"}, {"status", "True"}, {"reason", "Validated"},
+                                                     {"message", ""}, {"lastTransitionTime", "2026-11-30T10:00:01Z"},
+                                                     {"observedGeneration", 1}}})}};
+    CHECK(karta::validate_against_schema(karta::karta_schema(), object) == std::vector<karta::SchemaViolation>{});
+    names.push_back(object["metadata"]["name"]);
+    stored.push_back(std::move(object));
+  }
+  REQUIRE(stored.size() == 22);
+  // A defaulted field is there, as the API server writes it.
+  json jobset = *std::find_if(stored.begin(), stored.end(), [](const json& o) { return o["metadata"]["name"] == "cluster-jobset-v1alpha2"; });
+  CHECK(jobset["spec"]["structureDefinition"]["rootComponent"]["statusDefinition"]["conditionsDefinition"] ==
+        json::parse(R"({"path":".status.conditions","typeFieldName":"type","statusFieldName":"status",
+                        "messageFieldName":"message","reasonFieldName":"reason"})"));
+
+  test::TempDir dir;
+  FakeApiServer server{dir.path, stored};
+  std::ofstream(dir.path / "policy.yaml") << karta::read_text_file(test::source_dir() / "examples/policy.yaml");
+  test::RunningWebhook running([&](karta::WebhookConfig& config) {
+    config.cluster = server.connection();
+    config.watcher_options = test_options();
+    config.policy_file = dir.path / "policy.yaml";
+  });
+  test::HttpsClient client(running.port, running.certificates.ca);
+  // Every stored Karta is in force: a second definition of each kind is refused, naming the stored one.
+  auto validate = [&](json karta_object) {
+    karta_object["metadata"] = {{"name", "another"}};
+    json review = test::admission_review(karta_object, "CREATE", "v-1");
+    review["request"]["kind"] = {{"group", "run.ai"}, {"version", "v1alpha1"}, {"kind", "Karta"}};
+    return json::parse(client.request("POST", "/validate", review.dump()).body)["response"];
+  };
+  REQUIRE(eventually([&] { return validate(stored[0])["allowed"] == false; }, 20s));
+  for (const json& object : stored) {
+    CAPTURE(object["metadata"]["name"]);
+    json response = validate(object);
+    CHECK(response["allowed"] == false);
+    CHECK(response["status"]["message"].get<std::string>().find("is already defined by Karta \"" +
+                                                               object["metadata"]["name"].get<std::string>() + "\"") !=
+          std::string::npos);
+  }
+  // None was rejected (a rejected Karta counts as a reload error of the cluster source).
+  CHECK(client.request("GET", "/metrics").body.find("karta_reload_errors_total{source=\"cluster\"}") == std::string::npos);
+  // And the demo JobSet gets the patch the built-in definition gives.
+  json demo = test::document(test::source_dir() / "examples/jobset-demo.yaml");
+  karta::AdmissionState builtin{test::builtin_catalog(), test::policy_from_yaml(karta::read_text_file(dir.path / "policy.yaml"))};
+  json expected = karta::AdmissionService::mutate(karta::request_for_object(demo), builtin).decision.patch.value();
+  CHECK(expected.size() == 9);
+  CHECK(test::decoded_patch(json::parse(client.request("POST", "/mutate", test::admission_review(demo).dump()).body)) ==
+        expected);
 }
