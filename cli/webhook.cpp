@@ -34,10 +34,6 @@ AdmissionStateLoader::AdmissionStateLoader(std::vector<std::filesystem::path> di
 std::shared_ptr<AdmissionState> AdmissionStateLoader::load(const ClusterSources& cluster,
                                                           std::vector<std::string>* rejected) {
   auto state = std::make_shared<AdmissionState>();
-  CatalogSources sources;
-  sources.directories = directories_;
-  state->catalog = load_catalog(sources, &cache_);
-  if (!policy_file_.empty()) state->policy = load_policy(policy_file_);
   auto crds = std::make_shared<CrdSchemaSet>();
   for (const auto& [name, crd] : cluster.crds) {
     try {
@@ -48,6 +44,18 @@ std::shared_ptr<AdmissionState> AdmissionStateLoader::load(const ClusterSources&
   }
   for (const auto& directory : crd_directories_) crds->add_directory(directory);
   state->crds = std::move(crds);
+
+  // Definitions from directories are checked as the cluster's are (jq safety, paths against the CRDs
+  // known); compiling them is loading's own work.
+  CatalogSources sources;
+  sources.directories = directories_;
+  const CrdSchemaSet* known = state->crds.get();
+  sources.check = [known](const json& document) {
+    return validate_definition(document, [known](const GroupVersionKind& kind) { return known->find(kind); },
+                               /*compile=*/false).faults;
+  };
+  state->catalog = load_catalog(sources, &cache_);
+  if (!policy_file_.empty()) state->policy = load_policy(policy_file_);
 
   // The cluster's Karta objects override the built-in catalog and the directories, kind by kind. Each
   // is validated as /validate would (it may predate the webhook, or have been applied while it was down).

@@ -40,11 +40,18 @@ std::vector<std::shared_ptr<const CompiledDefinition>> Catalog::definitions() co
   return all;
 }
 
-std::vector<KartaDefinition> parse_definitions(std::string_view text, const std::string& source_name) {
+std::vector<KartaDefinition> parse_definitions(
+    std::string_view text, const std::string& source_name,
+    const std::function<std::vector<std::string>(const json& document)>& check) {
   std::vector<KartaDefinition> definitions;
   std::string problems;
   for (auto& document : parse_documents(text, source_name)) {
     if (!is_definition_object(document.value)) continue;
+    if (check) {
+      auto faults = check(document.value);
+      for (const auto& fault : faults) problems += "\n  " + document.source + ": " + fault;
+      if (!faults.empty()) continue;
+    }
     auto parsed = parse_karta_definition(document.value, document.source);
     for (const auto& fault : parsed.faults) problems += "\n  " + document.source + ": " + fault.to_string();
     if (parsed.definition) definitions.push_back(std::move(*parsed.definition));
@@ -96,7 +103,7 @@ Catalog load_catalog(const CatalogSources& sources, DefinitionCache* cache) {
       if (extension == ".yaml" || extension == ".yml" || extension == ".json") files.push_back(entry.path());
     }
     std::sort(files.begin(), files.end());
-    for (const auto& file : files) add_all(parse_definitions(read_text_file(file), file.string()));
+    for (const auto& file : files) add_all(parse_definitions(read_text_file(file), file.string(), sources.check));
   }
   return catalog;
 }

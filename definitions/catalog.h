@@ -4,6 +4,7 @@
 // kind (so Knative's serving.knative.dev/v1 Service never matches the core v1 Service).
 
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -54,11 +55,17 @@ struct CatalogSources {
   bool builtin = true;                             // the catalog compiled into the binary
   std::vector<std::filesystem::path> directories;  // *.yaml, *.yml and *.json files, added in order
   std::size_t concurrency = 1;                     // threads that may evaluate at once
+  // Checks each definition read from a directory before it is used (validate/definition_validation.h:
+  // jq safety, paths against CRDs), as the cluster's Karta objects are checked; its faults refuse the load.
+  std::function<std::vector<std::string>(const json& document)> check;
 };
 
 // Definitions of one text (all Karta/ResourceInterface documents in it; other documents are skipped).
 // Throws InputError listing every fault, with the source and field of each.
-std::vector<KartaDefinition> parse_definitions(std::string_view text, const std::string& source_name);
+// With `check`, every document's faults from it are listed too.
+std::vector<KartaDefinition> parse_definitions(
+    std::string_view text, const std::string& source_name,
+    const std::function<std::vector<std::string>(const json& document)>& check = {});
 
 // Loads and compiles every source. Throws InputError or DefinitionError: a broken definition at start-up
 // is a broken environment.

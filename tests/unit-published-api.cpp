@@ -437,3 +437,25 @@ TEST_CASE("a definitions file that is not YAML is refused with its file, line an
                        ((dir.path / "broken.yaml").string() + " line 4 column 1: end of sequence flow not found").c_str(),
                        karta::InputError);
 }
+
+TEST_CASE("definitions from --definitions get the checks a cluster's Karta gets: unsafe jq refuses the load") {
+  test::TempDir dir;
+  json d = catalog_definition("jobset.x-k8s.io-jobset-v1alpha2.yaml");
+  d["spec"]["structureDefinition"]["childComponents"][0]["instanceIdPath"] = "env.HOME";
+  std::ofstream(dir.path / "jobset.json") << d.dump();
+  const std::string expected = "invalid Karta definition:\n  " + (dir.path / "jobset.json").string() +
+                               "#0: spec.structureDefinition.childComponents[0].instanceIdPath: env.HOME: `env` is not "
+                               "allowed: it would expose the webhook's environment";
+  CHECK_THROWS_WITH_AS(karta::AdmissionStateLoader({dir.path}, {}, 1).load(), expected.c_str(), karta::InputError);
+  // With the CRDs known, paths are checked against them too.
+  d["spec"]["structureDefinition"]["childComponents"][0]["instanceIdPath"] = ".spec.replicatedJob[].name";
+  std::ofstream(dir.path / "jobset.json") << d.dump();
+  CHECK_THROWS_WITH_AS(karta::AdmissionStateLoader({dir.path}, {}, 1, {test::source_dir() / "tests/corpus/crds"}).load(),
+                       ("invalid Karta definition:\n  " + (dir.path / "jobset.json").string() +
+                        "#0: spec.structureDefinition.childComponents[0].instanceIdPath: `.spec.replicatedJob` is not in "
+                        "JobSet's schema at `.spec`; did you mean `replicatedJobs`?").c_str(),
+                       karta::InputError);
+  // Without them, the definition loads (its paths are not verified).
+  CHECK(karta::AdmissionStateLoader({dir.path}, {}, 1).load()->catalog.find({"jobset.x-k8s.io", "v1alpha2", "JobSet"}) !=
+        nullptr);
+}

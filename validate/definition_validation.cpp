@@ -80,7 +80,7 @@ const CrdSchema& pod_schema() {
 
 }  // namespace
 
-DefinitionReport validate_definition(const json& document, const CrdLookup& crds) {
+DefinitionReport validate_definition(const json& document, const CrdLookup& crds, bool compile) {
   DefinitionReport report;
   DefinitionParse parsed = parse_karta_definition(document, "definition");
   for (const auto& fault : parsed.faults) report.faults.push_back(fault.to_string());
@@ -107,6 +107,7 @@ DefinitionReport validate_definition(const json& document, const CrdLookup& crds
     if (faults.empty()) safe.push_back(entry);
   }
   for (const auto& entry : safe) {
+    if (!compile) break;
     if (auto error = jq_compile_error(entry.field->expression)) {
       report.faults.push_back(entry.field->field + ": " + entry.field->expression + ": does not compile: " + *error);
     }

@@ -30,6 +30,7 @@ struct DefinitionReport {
 
 // Every fault, not only the first. `crds` may return nullptr: the definition is then admitted with a
 // warning that its paths were not verified.
-DefinitionReport validate_definition(const json& document, const CrdLookup& crds);
+// Without `compile`, the expressions are not compiled here (the caller compiles them next, as loading does).
+DefinitionReport validate_definition(const json& document, const CrdLookup& crds, bool compile = true);
 
 }  // namespace karta
