@@ -6,7 +6,7 @@ RUN apt-get update \
     && apt-get install -y --no-install-recommends \
         cmake g++ make \
         libboost-dev libssl-dev nlohmann-json3-dev libsimdjson-dev libjemalloc-dev \
-        libyaml-cpp-dev libjq-dev libonig-dev libspdlog-dev libcli11-dev doctest-dev \
+        libyaml-cpp-dev libjq-dev libonig-dev libre2-dev libspdlog-dev libcli11-dev doctest-dev \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY . .
@@ -20,7 +20,7 @@ FROM debian:12-slim AS runtime
 # header-only. ca-certificates is for the API server's certificate.
 RUN apt-get update \
     && apt-get install -y --no-install-recommends \
-        ca-certificates libssl3 libsimdjson14 libjemalloc2 libyaml-cpp0.7 libjq1 libonig5 \
+        ca-certificates libssl3 libsimdjson14 libjemalloc2 libyaml-cpp0.7 libjq1 libonig5 libre2-9 \
         libspdlog1.10 libfmt9 \
     && rm -rf /var/lib/apt/lists/*
 COPY --from=build /src/build/karta-webhook /usr/local/bin/karta-webhook

@@ -3,6 +3,8 @@
 #include <cctype>
 #include <set>
 
+#include <re2/re2.h>
+
 #include "definitions/documents.h"
 
 namespace karta {
@@ -146,12 +148,16 @@ LabelRules read_rules(const json& value, const std::string& where) {
     if (!allowed.is_object()) throw InputError(s.field("allowed") + ": must be a map of key to regular expression");
     for (const auto& [key, pattern] : allowed.items()) {
       if (!pattern.is_string()) throw InputError(s.field("allowed") + "." + key + ": must be a string");
-      try {
-        rules.allowed.emplace_back(key, std::regex(pattern.get<std::string>(), std::regex::ECMAScript));
-        rules.allowed_patterns.emplace_back(key, pattern.get<std::string>());
-      } catch (const std::regex_error& e) {
-        throw InputError(s.field("allowed") + "." + key + ": not a regular expression: " + e.what());
+      // RE2 syntax: linear time, so no backreferences and no lookaround; RE2 refuses those here, at load.
+      const auto& text = pattern.get_ref<const std::string&>();
+      RE2::Options options;
+      options.set_log_errors(false);  // the error is ours to report, naming the field
+      auto compiled = std::make_shared<const RE2>(text, options);
+      if (!compiled->ok()) {
+        throw InputError(s.field("allowed") + "." + key + ": not a regular expression: " + compiled->error());
       }
+      rules.allowed.emplace_back(key, std::move(compiled));
+      rules.allowed_patterns.emplace_back(key, text);
     }
   }
   return rules;

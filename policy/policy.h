@@ -5,12 +5,16 @@
 
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <optional>
-#include <regex>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+namespace re2 {
+class RE2;  // policy/policy.cpp and validate/label_policy.cpp include <re2/re2.h>
+}  // namespace re2
 
 namespace karta {
 
@@ -46,7 +50,9 @@ struct GangPolicy {
 struct LabelRules {
   std::vector<std::string> required;
   std::vector<std::pair<std::string, std::string>> allowed_patterns;  // key -> regular expression text
-  std::vector<std::pair<std::string, std::regex>> allowed;            // compiled
+  // Compiled once when the policy loads, with RE2: linear time in the value, no recursion (std::regex
+  // overflowed the stack on a long label value). Shared so that a Policy stays copyable.
+  std::vector<std::pair<std::string, std::shared_ptr<const re2::RE2>>> allowed;
 };
 
 enum class LabelPolicyMode { Enforce, Audit };

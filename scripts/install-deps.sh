@@ -11,6 +11,7 @@ packages=(
   libjemalloc-dev                                         # jemalloc: the server's allocator
   libyaml-cpp-dev                                         # YAML definitions, policy and manifests
   libjq-dev libonig-dev                                   # libjq 1.6: Karta's jq expressions
+  libre2-dev                                              # RE2: the label policy's regular expressions
   libspdlog-dev                                           # logging
   libcli11-dev                                            # command line
   doctest-dev                                             # unit tests

@@ -212,7 +212,7 @@ TEST_CASE("The Dockerfile has a Debian 12 build stage and a Debian 12 slim runti
 TEST_CASE("The build stage installs exactly the build dependencies without recommends") {
   const std::multiset<std::string> expected{"cmake",           "g++",          "make",           "libboost-dev",
                                             "libssl-dev",      "nlohmann-json3-dev", "libsimdjson-dev", "libjemalloc-dev", "libyaml-cpp-dev", "libjq-dev",
-                                            "libonig-dev",     "libspdlog-dev", "libcli11-dev",  "doctest-dev"};
+                                            "libonig-dev",     "libre2-dev",    "libspdlog-dev", "libcli11-dev",  "doctest-dev"};
   CHECK(apt_installed(build_stage()) == expected);
   const std::string runs = all_run_text(build_stage());
   CHECK(runs.find("apt-get update") != std::string::npos);
@@ -236,7 +236,7 @@ TEST_CASE("The build stage builds the release binary without tests from the whol
 
 TEST_CASE("The runtime stage installs only the shared libraries the binary links") {
   const std::multiset<std::string> expected{"ca-certificates", "libssl3", "libsimdjson14", "libjemalloc2", "libyaml-cpp0.7", "libjq1",
-                                            "libonig5",        "libspdlog1.10", "libfmt9"};
+                                            "libonig5",        "libre2-9",      "libspdlog1.10", "libfmt9"};
   const std::multiset<std::string> installed = apt_installed(runtime_stage());
   CHECK(installed == expected);
   for (const std::string& package : installed) {

@@ -58,6 +58,40 @@ TEST_CASE("malformed bodies get a 400 with the reason and the connection keeps s
   CHECK(client.request("GET", "/healthz").status == 200);
 }
 
+TEST_CASE("a 200,000-character label value in a custom resource's pod template is denied, not a crash") {
+  // The API server does not length-check labels nested in a custom resource: std::regex searching this
+  // value overflowed the stack and took the process down, replica after replica.
+  test::RunningWebhook running({}, "labelPolicy:\n"
+                                   "  mode: enforce\n"
+                                   "  podTemplates:\n"
+                                   "    allowed: {team: \"^[a-z0-9-]+$\"}\n");
+  test::HttpsClient client(running.port, running.certificates.ca);
+  const std::string body = review_with([](json& r) {
+    r["request"]["object"]["spec"]["replicatedJobs"][1]["template"]["spec"]["template"]["metadata"]["labels"]["team"] =
+        std::string(200000, 'a');
+  });
+  REQUIRE(body.size() > 200000);
+
+  // The mutating webhook does not enforce the label policy: it admits, with nothing to patch here.
+  auto mutated = client.request("POST", "/mutate", body);
+  REQUIRE(mutated.status == 200);
+  json mutate_review = json::parse(mutated.body);
+  CHECK(mutate_review["response"] == json::parse(R"({"uid":"h-1","allowed":true,"status":{"code":200}})"));
+
+  auto validated = client.request("POST", "/validate", body);
+  REQUIRE(validated.status == 200);
+  json review = json::parse(validated.body);
+  CHECK(review["apiVersion"] == "admission.k8s.io/v1");
+  CHECK(review["kind"] == "AdmissionReview");
+  CHECK(review["response"] == json{{"uid", "h-1"}, {"allowed", false},
+                                   {"status", {{"code", 403}, {"reason", "Forbidden"},
+                                               {"message", "label policy: worker pod template: label \"team\" value is "
+                                                           "200000 characters; at most 63 are allowed"}}}});
+  CHECK(client.request("GET", "/healthz").status == 200);
+  test::HttpsClient another(running.port, running.certificates.ca);
+  CHECK(another.request("GET", "/healthz").status == 200);
+}
+
 TEST_CASE("wrong types inside the object are admitted unpatched in those places, never denied") {
   test::RunningWebhook running;
   test::HttpsClient client(running.port, running.certificates.ca);

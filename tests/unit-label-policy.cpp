@@ -90,3 +90,57 @@ podTemplates:
   CHECK(validated.decision.allowed);
   CHECK(validated.outcome == "allowed");
 }
+
+namespace {
+
+const char* kTeamPattern = R"(
+labelPolicy:
+  mode: enforce
+  podTemplates:
+    allowed: {team: "^[a-z0-9-]+$"}
+)";
+
+// The demo with `team` set to `value` on the leader's pod template.
+json with_leader_team(const std::string& value) {
+  json object = demo();
+  object["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["metadata"]["labels"]["team"] = value;
+  return object;
+}
+
+json denied(const std::string& message) {
+  return {{"uid", "lp-1"}, {"allowed", false}, {"status", {{"code", 403}, {"reason", "Forbidden"}, {"message", message}}}};
+}
+
+}  // namespace
+
+TEST_CASE("a 200,000-character label value in a pod template is a length violation, never searched") {
+  // The API server does not length-check labels nested in a custom resource; std::regex overflowed the
+  // stack searching this value with this pattern.
+  CHECK(review_response(kTeamPattern, with_leader_team(std::string(200000, 'a')), "research") ==
+        denied("label policy: leader pod template: label \"team\" value is 200000 characters; at most 63 are allowed"));
+
+  std::string audit = kTeamPattern;
+  audit.replace(audit.find("enforce"), 7, "audit");
+  CHECK(review_response(audit, with_leader_team(std::string(200000, 'a')), "research") == json::parse(R"({
+    "uid":"lp-1","allowed":true,"status":{"code":200},"warnings":[
+      "label policy (audit): leader pod template: label \"team\" value is 200000 characters; at most 63 are allowed"]})"));
+}
+
+TEST_CASE("label values are held to Kubernetes' rules before the pattern: 63 characters pass, 64 do not") {
+  const json allowed = json::parse(R"({"uid":"lp-1","allowed":true,"status":{"code":200}})");
+  CHECK(review_response(kTeamPattern, with_leader_team(std::string(63, 'a')), "research") == allowed);
+  CHECK(review_response(kTeamPattern, with_leader_team(std::string(64, 'a')), "research") ==
+        denied("label policy: leader pod template: label \"team\" value is 64 characters; at most 63 are allowed"));
+  // The pattern accepts a leading '-'; Kubernetes does not.
+  CHECK(review_response(kTeamPattern, with_leader_team("-vision"), "research") ==
+        denied("label policy: leader pod template: label \"team\" value \"-vision\" must begin and end with an "
+               "alphanumeric character"));
+  // A valid value the pattern refuses is reported as before, and the pattern is searched, not matched whole.
+  CHECK(review_response(kTeamPattern, with_leader_team("Vision"), "research") ==
+        denied("label policy: leader pod template: label \"team\" value \"Vision\" does not match ^[a-z0-9-]+$"));
+  CHECK(review_response(R"(
+labelPolicy:
+  podTemplates:
+    allowed: {team: "vis"}
+)", with_leader_team("Team.vision_1"), "research") == allowed);
+}

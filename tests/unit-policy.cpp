@@ -53,6 +53,11 @@ TEST_CASE("a bad policy is refused with the field and the fault") {
   CHECK(error_of("labelPolicy: {mode: strict}") == "policy.yaml: labelPolicy.mode: must be enforce or audit");
   CHECK(error_of("labelPolicy: {workload: {allowed: {team: \"([\"}}}").rfind(
             "policy.yaml: labelPolicy.workload.allowed.team: not a regular expression: ", 0) == 0);
+  // RE2 syntax: what a linear-time matcher cannot do is refused at start-up, naming the field.
+  CHECK(error_of("labelPolicy: {podTemplates: {allowed: {team: \"(a)\\\\1\"}}}") ==
+        "policy.yaml: labelPolicy.podTemplates.allowed.team: not a regular expression: invalid escape sequence: \\1");
+  CHECK(error_of("labelPolicy: {workload: {allowed: {team: \"(?=x)\"}}}") ==
+        "policy.yaml: labelPolicy.workload.allowed.team: not a regular expression: invalid perl operator: (?=");
   CHECK(error_of("gpu: {tolerations: [nvidia]}") == "policy.yaml: gpu.tolerations[0]: must be a toleration (a map)");
   CHECK(error_of("scheduling: {queue: {default: q}}") == "policy.yaml: scheduling.queue.default: needs scheduling.queue.label");
 }

@@ -2,10 +2,27 @@
 
 #include <algorithm>
 
+#include <re2/re2.h>
+
 #include "definitions/compiled_definition.h"
 
 namespace karta {
 namespace {
+
+// Kubernetes' limit on a label value (apimachinery's IsValidLabelValue). The API server checks the labels
+// of a pod template in a Pod, a Deployment or a Job, but not those nested in a custom resource.
+constexpr std::size_t kMaxLabelValueLength = 63;
+
+// Why `text` is not a valid label value, or "": the length first, without repeating the value (it may be
+// megabytes long), then Kubernetes' character rules.
+std::string label_value_violation(const std::string& text) {
+  if (text.size() > kMaxLabelValueLength) {
+    return "value is " + std::to_string(text.size()) + " characters; at most " +
+           std::to_string(kMaxLabelValueLength) + " are allowed";
+  }
+  if (auto error = label_value_error(text); !error.empty()) return "value \"" + text + "\" " + error;
+  return "";
+}
 
 void check_labels(std::optional<JsonElement> labels, const LabelRules& rules, const std::string& place,
                   std::vector<std::string>& findings) {
@@ -20,7 +37,13 @@ void check_labels(std::optional<JsonElement> labels, const LabelRules& rules, co
     auto value = value_of(key);
     if (!value) continue;  // absence is the business of `required`
     std::string text = value->is_string() ? std::string(*string_of(*value)) : dump(*value);
-    if (!std::regex_search(text, pattern)) {
+    // A value Kubernetes would refuse is a violation whatever the pattern says, and is never searched.
+    if (auto violation = label_value_violation(text); !violation.empty()) {
+      findings.push_back(place + ": label \"" + key + "\" " + violation);
+      continue;
+    }
+    // Searched, as std::regex_search did: a pattern matches the whole value only if it anchors.
+    if (!RE2::PartialMatch(text, *pattern)) {
       findings.push_back(place + ": label \"" + key + "\" value \"" + text + "\" does not match " +
                          rules.allowed_patterns[i].second);
     }
