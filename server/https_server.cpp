@@ -2,6 +2,7 @@
 
 #include <array>
 #include <optional>
+#include <string_view>
 
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
@@ -103,7 +104,11 @@ class HttpsServer::Session : public std::enable_shared_from_this<HttpsServer::Se
     parser_.emplace();
     parser_->body_limit(server_.options_.body_limit);
     parser_->header_limit(static_cast<std::uint32_t>(server_.options_.header_limit));
-    parser_->eager(true);  // the whole body in one put() when it is buffered, as http::async_read sets
+    // Not eager until the header is parsed: the put() that completes the header stops there, so the
+    // header is looked at (Expect, below) before any of the body is taken. Then eager, as http::async_read
+    // sets: the whole body in one put() when it is buffered.
+    parser_->eager(false);
+    header_seen_ = false;
     waiting_for_request_ = true;
     if (draining_) return do_close();
     set_deadline(server_.options_.read_timeout);
@@ -120,12 +125,60 @@ class HttpsServer::Session : public std::enable_shared_from_this<HttpsServer::Se
       buffer_.consume(used);
       if (ec == http::error::need_more) break;
       if (ec) return on_read(ec, 0);
+      if (!header_seen_ && parser_->is_header_done()) {
+        header_seen_ = true;
+        parser_->eager(true);
+        if (on_header()) return;  // it answered, and the session goes on from that write
+      }
       if (used == 0) break;  // nothing taken and nothing wrong: it needs more bytes
     }
     if (parser_->is_done()) return on_read({}, 0);
     std::size_t size = beast::read_size(buffer_, kReadSize);
     if (size == 0) return on_read(http::error::buffer_overflow, 0);
     stream_.async_read_some(buffer_.prepare(size), beast::bind_front_handler(&Session::on_read_some, shared_from_this()));
+  }
+
+  // A request's header is complete and its body not yet parsed. `Expect: 100-continue` (curl sends it
+  // with bodies over 1 MB) means the client waits, for a second or so, before sending the body: as nginx
+  // does, answer 100 Continue when the body has not arrived, or the final status at once when the
+  // request is refused whatever its body says. Returns true when it took over the session.
+  bool on_header() {
+    const auto& header = parser_->get();
+    if (header.version() < 11) return false;  // Expect is HTTP/1.1's (RFC 9110 10.1.1): an HTTP/1.0 one is ignored
+    auto expect = header[http::field::expect];
+    if (expect.empty()) return false;
+    // A request refused whatever its body says gets its final status now, without a 100. Its body, if
+    // the client sends it anyway, would be parsed as the next request: these close the connection, as
+    // the 413 for a Content-Length over the limit does.
+    if (!beast::iequals(expect, "100-continue")) {
+      reply_error(417, "unsupported Expect: " + std::string(expect));
+      return true;
+    }
+    // No body to wait for, or some of it already sent (the client did not wait): nothing to continue.
+    if (parser_->is_done() || buffer_.size() > 0) return false;
+    // A Content-Length over the body limit never gets here: the parser refused it (413) with the header.
+    HttpRequest request;
+    request.method = std::string(header.method_string());
+    std::string_view target(header.target().data(), header.target().size());
+    request.path = std::string(target.substr(0, target.find('?')));
+    HttpResponse refusal;
+    if (server_.find_route(request, refusal) == nullptr) {
+      write(std::move(refusal), Reply{header.version(), /*keep_alive=*/false, header.method() == http::verb::head});
+      return true;
+    }
+    // The request's read deadline, already running, covers this write: a client that stops reading
+    // cannot hold the connection past it.
+    net::async_write(stream_, net::buffer(kContinue.data(), kContinue.size()),
+                     beast::bind_front_handler(&Session::on_continue, shared_from_this()));
+    return true;
+  }
+
+  void on_continue(beast::error_code ec, std::size_t) {
+    if (ec) {
+      spdlog::debug("{} write of 100 Continue failed: {}", remote(), ec.message());
+      return;
+    }
+    parse_buffered();  // now read the body
   }
 
   void on_read_some(beast::error_code ec, std::size_t bytes) {
@@ -206,7 +259,11 @@ class HttpsServer::Session : public std::enable_shared_from_this<HttpsServer::Se
   // (Asio's SSL stream writes a buffer sequence one buffer at a time). Bodies too big to copy cheaply
   // follow as a second buffer.
   void write(HttpResponse response, Reply reply) {
-    bool keep_alive = reply.keep_alive && !draining_;
+    // Once shutdown began, every response closes its connection: the listener stays open for the
+    // shutdown delay (while the Service's endpoints drop this pod), and a keep-alive client would
+    // otherwise go on using its connection until the drain closes it, racing a request against the close.
+    // Told to close, it opens a new connection, to another replica.
+    bool keep_alive = reply.keep_alive && !draining_ && !server_.stopping_.load(std::memory_order_relaxed);
     auto reason = http::obsolete_reason(static_cast<http::status>(response.status));
     out_.clear();
     out_.reserve(256 + response.body.size());
@@ -268,6 +325,7 @@ class HttpsServer::Session : public std::enable_shared_from_this<HttpsServer::Se
     return ec ? std::string("client") : endpoint.address().to_string() + ":" + std::to_string(endpoint.port());
   }
 
+  static constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
   static constexpr std::size_t kInlineBody = 64 * 1024;
   static constexpr std::size_t kReadSize = 64 * 1024;  // at most this much per read, as Beast reads
 
@@ -282,6 +340,7 @@ class HttpsServer::Session : public std::enable_shared_from_this<HttpsServer::Se
   std::string out_;   // the response head, and its body when small
   std::string body_;  // a big response's body
   bool waiting_for_request_ = false;
+  bool header_seen_ = false;  // this request's header was parsed and looked at
   bool draining_ = false;
 };
 

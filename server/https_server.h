@@ -50,7 +50,8 @@ struct ServerOptions {
   std::chrono::milliseconds write_timeout{30'000};
   std::chrono::milliseconds certificate_poll{1'000};  // how often the TLS files are checked for changes
   // On SIGTERM: readiness turns false, then after shutdown_delay (so endpoints are removed) the
-  // acceptor closes and open requests get up to drain_timeout to finish.
+  // acceptor closes and open requests get up to drain_timeout to finish. Every response from SIGTERM on
+  // carries `Connection: close`, so keep-alive clients move to new connections during the delay.
   std::chrono::milliseconds shutdown_delay{0};
   std::chrono::milliseconds drain_timeout{30'000};
   std::size_t max_connections = 10'000;

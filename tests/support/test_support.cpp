@@ -8,6 +8,7 @@
 
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/read.hpp>
 #include <boost/asio/ssl.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
@@ -228,6 +229,17 @@ HttpReply HttpsClient::receive(bool head_request) {
   http::read(*impl_->stream, impl_->buffer, parser);
   auto response = parser.release();
   return {static_cast<int>(response.result_int()), response.body(), std::string(response[http::field::connection])};
+}
+
+std::string HttpsClient::receive_bytes(std::size_t count, std::chrono::milliseconds limit) {
+  beast::get_lowest_layer(*impl_->stream).expires_after(limit);
+  // Bytes a previous response's read took beyond its message come first.
+  std::size_t buffered = std::min(count, impl_->buffer.size());
+  std::string bytes(static_cast<const char*>(impl_->buffer.data().data()), buffered);
+  impl_->buffer.consume(buffered);
+  bytes.resize(count);
+  if (buffered < count) net::read(*impl_->stream, net::buffer(bytes.data() + buffered, count - buffered));
+  return bytes;
 }
 
 std::string HttpsClient::peer_certificate_serial() const {

@@ -3,6 +3,7 @@
 // Shared fixtures: files of the repository and the corpus, the built-in catalog (compiled once per
 // process: jq compilation costs ~18 ms a program), kubectl, certificates and an HTTPS client.
 
+#include <chrono>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -88,6 +89,10 @@ class HttpsClient {
   HttpReply send_raw(const std::string& bytes, bool head_request = false);
   // Reads the next response (after send_partial wrote several requests at once).
   HttpReply receive(bool head_request = false);
+  // Reads exactly `count` raw bytes (an interim `100 Continue`, say), waiting at most `limit`. Throws
+  // boost::system::system_error: beast::error::timeout when they did not come in time (the connection is
+  // then unusable), another code (eof) when the server closed the connection.
+  std::string receive_bytes(std::size_t count, std::chrono::milliseconds limit);
   std::string peer_certificate_serial() const;
   bool connected() const;
 

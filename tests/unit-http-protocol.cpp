@@ -1,0 +1,174 @@
+// HTTP/1.1 protocol behaviour over real HTTPS: `Expect: 100-continue` (curl sends it with bodies over
+// 1 MB), and `Connection: close` on every response once shutdown began.
+
+#include <doctest/doctest.h>
+
+#include <boost/asio/error.hpp>
+#include <boost/system/system_error.hpp>
+
+#include "support/running_webhook.h"
+
+using karta::json;
+namespace test = karta::test;
+using namespace std::chrono_literals;
+
+namespace {
+
+const std::string kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+
+json demo() { return test::document(test::source_dir() / "examples/jobset-demo.yaml"); }
+
+// An AdmissionReview of 2.5 MB: curl would announce it with `Expect: 100-continue`.
+std::string big_review() {
+  json object = demo();
+  json& env = object["spec"]["replicatedJobs"][1]["template"]["spec"]["template"]["spec"]["containers"][0]["env"];
+  env = json::array();
+  for (int i = 0; i < 20000; ++i) env.push_back({{"name", "VARIABLE_" + std::to_string(i)}, {"value", std::string(100, 'v')}});
+  std::string body = test::admission_review(object).dump();
+  REQUIRE(body.size() > 2'500'000);
+  return body;
+}
+
+std::string head(const std::string& request_line, const std::string& expect, std::size_t content_length) {
+  return request_line + "\r\nHost: localhost\r\nContent-Type: application/json\r\n" +
+         (expect.empty() ? "" : "Expect: " + expect + "\r\n") + "Content-Length: " + std::to_string(content_length) +
+         "\r\n\r\n";
+}
+
+// How reading on from a connection ends, within a limit: end of file when the server closed it (its
+// TLS close_notify). Waiting out the limit ends differently (the client's own timeout closes the socket:
+// stream truncated), and a byte that comes is no error at all.
+boost::system::error_code read_end(test::HttpsClient& client) {
+  try {
+    client.receive_bytes(1, 1s * test::kSlowdown);
+    return {};
+  } catch (const boost::system::system_error& e) {
+    return e.code();
+  }
+}
+
+const boost::system::error_code kClosed = boost::asio::error::eof;
+
+}  // namespace
+
+TEST_CASE("Expect: 100-continue is answered 100 Continue before the body, and the request then served") {
+  test::RunningWebhook running;
+  std::string body = big_review();
+
+  SUBCASE("a 2.5 MB review announced with Expect: the 100 comes at once, the 200 after the body") {
+    test::HttpsClient client(running.port, running.certificates.ca);
+    client.send_partial(head("POST /mutate HTTP/1.1", "100-continue", body.size()));
+    // Without a 100 the client would wait a second (curl's default) before sending anyway.
+    CHECK(client.receive_bytes(kContinue.size(), 500ms * test::kSlowdown) == kContinue);
+    auto reply = client.send_raw(body);
+    REQUIRE(reply.status == 200);
+    CHECK(reply.header_connection.empty());
+    CHECK(test::decoded_patch(json::parse(reply.body)).size() == 2);
+    CHECK(client.request("GET", "/healthz").status == 200);  // the connection is still in step
+  }
+
+  SUBCASE("the value is case-insensitive, and a second request on the connection gets its own 100") {
+    test::HttpsClient client(running.port, running.certificates.ca);
+    std::string review = test::admission_review(demo()).dump();
+    for (const char* expect : {"100-Continue", "100-CONTINUE"}) {
+      CAPTURE(expect);
+      client.send_partial(head("POST /mutate HTTP/1.1", expect, review.size()));
+      CHECK(client.receive_bytes(kContinue.size(), 500ms * test::kSlowdown) == kContinue);
+      CHECK(client.send_raw(review).status == 200);
+    }
+  }
+
+  SUBCASE("a body sent along with its header, or no body at all: no 100, the response only") {
+    test::HttpsClient client(running.port, running.certificates.ca);
+    std::string review = test::admission_review(demo()).dump();
+    auto reply = client.send_raw(head("POST /mutate HTTP/1.1", "100-continue", review.size()) + review);
+    CHECK(reply.status == 200);
+    reply = client.send_raw("GET /healthz HTTP/1.1\r\nHost: localhost\r\nExpect: 100-continue\r\n\r\n");
+    CHECK(reply.status == 200);
+    CHECK(reply.body == "ok\n");
+    CHECK(client.request("GET", "/healthz").status == 200);
+  }
+
+  SUBCASE("HTTP/1.0 has no Expect: it is ignored, whatever its value") {
+    std::string review = test::admission_review(demo()).dump();
+    for (const char* expect : {"100-continue", "something-else"}) {
+      CAPTURE(expect);
+      test::HttpsClient client(running.port, running.certificates.ca);
+      client.send_partial(head("POST /mutate HTTP/1.0", expect, review.size()));
+      std::this_thread::sleep_for(200ms);  // time enough for a 100 to come, if one were sent
+      auto reply = client.send_raw(review);
+      CHECK(reply.status == 200);  // the first thing the server sent is the final response
+    }
+  }
+}
+
+TEST_CASE("Expect: 100-continue on a request refused anyway gets the final status, no 100, and a closed connection") {
+  test::RunningWebhook running;
+
+  SUBCASE("a Content-Length over the 7 MiB limit: 413") {
+    test::HttpsClient client(running.port, running.certificates.ca);
+    auto reply = client.send_raw(head("POST /mutate HTTP/1.1", "100-continue", 8 * 1024 * 1024));
+    CHECK(reply.status == 413);
+    CHECK(reply.body == "request body exceeds 7340032 bytes\n");
+    CHECK(reply.header_connection == "close");
+    CHECK(read_end(client) == kClosed);
+  }
+
+  SUBCASE("an unknown path: 404") {
+    test::HttpsClient client(running.port, running.certificates.ca);
+    auto reply = client.send_raw(head("POST /nowhere HTTP/1.1", "100-continue", 1000));
+    CHECK(reply.status == 404);
+    CHECK(reply.header_connection == "close");
+    CHECK(read_end(client) == kClosed);
+  }
+
+  SUBCASE("a wrong method: 405") {
+    test::HttpsClient client(running.port, running.certificates.ca);
+    auto reply = client.send_raw(head("PUT /mutate?timeout=10s HTTP/1.1", "100-continue", 1000));
+    CHECK(reply.status == 405);
+    CHECK(reply.header_connection == "close");
+    CHECK(read_end(client) == kClosed);
+  }
+}
+
+TEST_CASE("an Expect other than 100-continue gets 417 Expectation Failed and a closed connection") {
+  test::RunningWebhook running;
+  test::HttpsClient client(running.port, running.certificates.ca);
+  auto reply = client.send_raw(head("POST /mutate HTTP/1.1", "something-else", 1000));
+  CHECK(reply.status == 417);
+  CHECK(reply.body == "unsupported Expect: something-else\n");
+  CHECK(reply.header_connection == "close");
+  CHECK(read_end(client) == kClosed);
+  // Others are served as before.
+  CHECK(test::HttpsClient(running.port, running.certificates.ca).request("GET", "/healthz").status == 200);
+}
+
+TEST_CASE("once shutdown began, responses carry Connection: close and their connections are closed") {
+  // A delay long enough that the drain at its end (which closes idle connections too) cannot be what
+  // closes the connections below.
+  test::RunningWebhook running([](karta::WebhookConfig& config) { config.server.shutdown_delay = 3s * test::kSlowdown; });
+  std::string review = test::admission_review(demo()).dump();
+  test::HttpsClient client(running.port, running.certificates.ca);
+  auto reply = client.request("POST", "/mutate", review);
+  REQUIRE(reply.status == 200);
+  CHECK(reply.header_connection.empty());  // keep-alive, as HTTP/1.1's default
+  reply = client.request("GET", "/readyz");
+  CHECK(reply.status == 200);
+  CHECK(reply.header_connection.empty());
+
+  running.webhook->shutdown();  // what SIGTERM does; the listener stays open for the shutdown delay
+
+  // On the connection opened before: served, and told to go elsewhere.
+  reply = client.request("POST", "/mutate", review);
+  CHECK(reply.status == 200);
+  CHECK(json::parse(reply.body)["response"]["allowed"] == true);
+  CHECK(reply.header_connection == "close");
+  CHECK(read_end(client) == kClosed);
+
+  // On a connection opened during the delay: the same.
+  test::HttpsClient late(running.port, running.certificates.ca);
+  reply = late.request("GET", "/readyz");
+  CHECK(reply.status == 503);
+  CHECK(reply.header_connection == "close");
+  CHECK(read_end(late) == kClosed);
+}
