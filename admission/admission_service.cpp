@@ -109,6 +109,34 @@ AdmissionResult validate_karta(const AdmissionRequest& request, const AdmissionS
   return result;
 }
 
+// The kind of the object's controller (the ownerReference with controller: true), when it has one.
+std::optional<GroupVersionKind> controller_kind(JsonElement object) {
+  auto metadata = member(object, "metadata");
+  auto references = metadata ? member(*metadata, "ownerReferences") : std::nullopt;
+  if (!references || !references->is_array()) return std::nullopt;
+  for (JsonElement reference : array_of(*references)) {
+    auto controller = member(reference, "controller");
+    if (!controller || !controller->is_bool() || !controller->get_bool().value_unsafe()) continue;
+    auto api_version = member(reference, "apiVersion");
+    auto kind = member(reference, "kind");
+    auto api_text = api_version ? string_of(*api_version) : std::nullopt;
+    auto kind_text = kind ? string_of(*kind) : std::nullopt;
+    if (!api_text || !kind_text) return std::nullopt;
+    return GroupVersionKind::from_api_version(std::string(*api_text), std::string(*kind_text));
+  }
+  return std::nullopt;
+}
+
+// An object made by a controller whose own kind has a definition (a ReplicaSet of a Deployment, a Job of
+// a JobSet or CronJob, a Pod of any of them) was mutated and checked as its owner's template: patching it
+// again would make it differ from the template its controller compares it with, and denying it would
+// stop the rollout. The outcome names the owner's kind.
+std::optional<AdmissionResult> skip_owned(const AdmissionRequest& request, const AdmissionState& state) {
+  auto owner = controller_kind(*request.object);
+  if (!owner || state.catalog.find(*owner) == nullptr) return std::nullopt;
+  return AdmissionResult{AdmissionDecision::allow(), {}, "skipped:owned-by " + owner->to_string()};
+}
+
 }  // namespace
 
 bool is_definition_kind(const GroupVersionKind& kind) {
@@ -122,14 +150,16 @@ AdmissionResult AdmissionService::mutate(const AdmissionRequest& request, const 
     return {AdmissionDecision::allow(), {}, "skipped:operation"};
   }
   if (!request.sub_resource.empty()) return {AdmissionDecision::allow(), {}, "skipped:subresource"};
-  if (request.dry_run) return {AdmissionDecision::allow(), {}, "skipped:dry-run"};
+  // A dry run (kubectl apply --dry-run=server) is mutated exactly as the real request: the webhooks
+  // declare sideEffects: None, and the dry run must show what the real request will store.
   if (!request.object) return {AdmissionDecision::allow(), {}, "skipped:no-object"};
   if (is_definition_kind(request.kind)) return stamp_karta_labels(request);
   const CompiledDefinition* definition = state.catalog.find(request.kind);
   if (definition == nullptr) return {AdmissionDecision::allow(), {}, "skipped:no-definition"};
+  if (auto skipped = skip_owned(request, state)) return std::move(*skipped);
 
-  MutationOutcome outcome =
-      mutate_workload(*request.object, *definition, state.policy, {request.namespace_name, request.operation});
+  MutationOutcome outcome = mutate_workload(*request.object, *definition, state.policy,
+                                            {request.namespace_name, request.operation, request.old_object});
   AdmissionResult result{AdmissionDecision::patched(std::move(outcome.patch)), std::move(outcome.notes), ""};
   result.decision.warnings = std::move(outcome.warnings);
   result.outcome = result.decision.patch_operations() > 0 ? "patched" : "unchanged";
@@ -146,6 +176,7 @@ AdmissionResult AdmissionService::validate(const AdmissionRequest& request, cons
   const CompiledDefinition* definition = state.catalog.find(request.kind);
   if (definition == nullptr) return {AdmissionDecision::allow(), {}, "skipped:no-definition"};
   if (!state.policy.label_policy.enabled) return {AdmissionDecision::allow(), {}, "skipped:no-label-policy"};
+  if (auto skipped = skip_owned(request, state)) return std::move(*skipped);
 
   DefinitionEvaluation evaluation(*definition, *request.object);
   WorkloadLayout layout = locate_pod_templates(evaluation);

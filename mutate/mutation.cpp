@@ -63,6 +63,28 @@ class Mutator {
   std::set<std::string> noted_;
 };
 
+// The same value at `pointer` in both objects (absent in both counts as the same).
+bool same_at(JsonElement object, JsonElement old_object, const JsonPointer& pointer) {
+  auto now = find_at(object, pointer);
+  auto before = find_at(old_object, pointer);
+  if (!now || !before) return !now && !before;
+  return to_json(*now) == to_json(*before);
+}
+
+// Whether an UPDATE leaves a pod template as it was: the template (or pod spec, or a fragmented pod's
+// root) and the objects that hold its labels and annotations.
+bool unchanged(JsonElement object, JsonElement old_object, const PodTemplateLocation& t) {
+  if (!same_at(object, old_object, t.location)) return false;
+  for (const auto* pointer : {&t.labels, &t.annotations}) {
+    if (*pointer && !same_at(object, old_object, pointer->value().parent_pointer())) return false;
+  }
+  for (const auto* pointer : {&t.scheduler_name, &t.tolerations, &t.node_selector, &t.resources, &t.containers,
+                              &t.container}) {
+    if (*pointer && !same_at(object, old_object, **pointer)) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 MutationOutcome mutate_workload(const json& object, const CompiledDefinition& definition, const Policy& policy,
@@ -107,6 +129,7 @@ MutationOutcome mutate_workload(JsonElement object, const CompiledDefinition& de
     const PodTemplateLocation& t = analysis.layout.templates[i];
     const PodRequests& requests = analysis.per_pod[i];
     const Where where{&t.instance};
+    if (context.operation == "UPDATE" && context.old_object && unchanged(object, *context.old_object, t)) continue;
     mutator.remember(t);
     values.component = t.component;
     values.instance = t.instance;

@@ -2,6 +2,7 @@
 
 // The mutating decision as a pure function: an object and its definition in, a JSON Patch out.
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,10 @@ using json = nlohmann::json;
 struct WorkloadContext {
   std::string namespace_name;  // request.namespace
   std::string operation = "CREATE";
+  // On UPDATE, the object as stored (request.oldObject): a pod template the request leaves as it was is
+  // not patched. A Job's template is immutable, so patching an unchanged one would make the API server
+  // refuse every later update of the Job (a label, Kueue's suspend, a finalizer).
+  std::optional<JsonElement> old_object;
 };
 
 struct MutationOutcome {
@@ -32,7 +37,9 @@ struct MutationOutcome {
 // Applies the policy to the workload and every pod template the definition locates in `object`:
 // labels and annotations (placeholders filled per template), scheduler name, queue, GPU hints on the
 // templates that request GPUs, the workload's GPU total and its gang minimum. Idempotent: the patched
-// object, mutated again, gives an empty patch.
+// object, mutated again, gives an empty patch. On UPDATE with the old object, only the pod templates the
+// request changes are patched; the workload's own labels and annotations are patched as on CREATE (they
+// are mutable in every kind).
 MutationOutcome mutate_workload(JsonElement object, const CompiledDefinition& definition, const Policy& policy,
                                 const WorkloadContext& context = {});
 // The same for an object held as nlohmann::json (offline commands and tests).

@@ -81,11 +81,6 @@ TEST_CASE("out-of-scope requests are admitted with no patch") {
     review["request"]["subResource"] = "scale";
     CHECK(json::parse(post(AdmissionEndpoint::Mutate, review.dump()).body) == no_patch);
   }
-  SUBCASE("a dry run") {
-    json review = test::admission_review(demo());
-    review["request"]["dryRun"] = true;
-    CHECK(json::parse(post(AdmissionEndpoint::Mutate, review.dump()).body) == no_patch);
-  }
   SUBCASE("/validate admits everything") {
     CHECK(json::parse(post(AdmissionEndpoint::Validate, test::admission_review(demo()).dump()).body) == no_patch);
   }

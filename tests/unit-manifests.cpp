@@ -955,11 +955,72 @@ TEST_CASE("The base carries a caBundle placeholder that the overlays replace") {
 
 TEST_CASE("Mutation fails open and runs again when a later webhook changes the object") {
   const YAML::Node configuration = find(base(), "MutatingWebhookConfiguration", app_name);
-  REQUIRE(configuration["webhooks"].size() == 1);
+  REQUIRE(configuration["webhooks"].size() == 2);
   const YAML::Node webhook = configuration["webhooks"][0];
   CHECK(scalar(webhook["name"], "name") == "mutate.karta.run.ai");
   CHECK(scalar(webhook["failurePolicy"], "failurePolicy") == "Ignore");
   CHECK(scalar(webhook["reinvocationPolicy"], "reinvocationPolicy") == "IfNeeded");
+  CHECK_FALSE(covers(webhook, {"run.ai", "v1alpha1", "kartas"}, "CREATE"));
+}
+
+TEST_CASE("Kartas are sent to /mutate, which stamps the labels KAI looks them up by, and fail closed there") {
+  const YAML::Node configuration = find(base(), "MutatingWebhookConfiguration", app_name);
+  const YAML::Node kartas = webhook_named(configuration, "kartas.mutate.karta.run.ai");
+  CHECK(scalar(kartas["clientConfig"]["service"]["path"], "path") == "/mutate");
+  CHECK(scalar(kartas["failurePolicy"], "failurePolicy") == "Fail");
+  CHECK(covers(kartas, {"run.ai", "v1alpha1", "kartas"}, "CREATE"));
+  CHECK(covers(kartas, {"run.ai", "v1alpha1", "kartas"}, "UPDATE"));
+  CHECK_FALSE(covers(kartas, {"run.ai", "v1alpha1", "kartas"}, "DELETE"));
+  CHECK_FALSE(kartas["objectSelector"].IsDefined());
+  for (const Resource& resource : built_in_resources()) {
+    CHECK_MESSAGE(!covers(kartas, resource, "CREATE"), "the fail-closed webhook must not see " << describe(resource));
+  }
+  CHECK(scalar(kartas["rules"][0]["scope"], "kartas rule scope") == "Cluster");
+}
+
+TEST_CASE("The workload webhooks skip, before the call, objects whose controller has a built-in definition") {
+  // The kinds of the built-in catalog, as an ownerReference names them (apiVersion/kind).
+  std::set<std::string> catalog_kinds;
+  for (const auto& entry : fs::directory_iterator(source_dir / "definitions/catalog")) {
+    if (entry.path().extension() != ".yaml") continue;
+    const YAML::Node kind = YAML::LoadFile(entry.path().string())["spec"]["structureDefinition"]["rootComponent"]["kind"];
+    const std::string group = scalar(kind["group"], "group");
+    catalog_kinds.insert((group.empty() ? "" : group + "/") + scalar(kind["version"], "version") + "/" +
+                         scalar(kind["kind"], "kind"));
+  }
+  REQUIRE(catalog_kinds.size() == 22);
+  for (const YAML::Node& webhook :
+       {webhook_named(find(base(), "MutatingWebhookConfiguration", app_name), "mutate.karta.run.ai"),
+        webhook_named(find(base(), "ValidatingWebhookConfiguration", app_name), "workloads.validate.karta.run.ai")}) {
+    INFO(scalar(webhook["name"], "name"));
+    REQUIRE(webhook["matchConditions"].size() == 1);
+    const YAML::Node condition = webhook["matchConditions"][0];
+    CHECK(scalar(condition["name"], "matchConditions[0].name") == "not-owned-by-a-defined-kind");
+    const std::string expression = scalar(condition["expression"], "matchConditions[0].expression");
+    const std::string prefix =
+        "object == null || !has(object.metadata.ownerReferences) || "
+        "!object.metadata.ownerReferences.exists(r, has(r.controller) && r.controller && "
+        "(r.apiVersion + '/' + r.kind) in [";
+    REQUIRE(expression.rfind(prefix, 0) == 0);
+    REQUIRE(expression.size() > prefix.size() + 2);
+    CHECK(expression.substr(expression.size() - 2) == "])");
+    std::set<std::string> listed;
+    std::stringstream list(expression.substr(prefix.size(), expression.size() - prefix.size() - 2));
+    for (std::string item; std::getline(list, item, ',');) {
+      auto first = item.find('\'');
+      auto last = item.rfind('\'');
+      REQUIRE(first != std::string::npos);
+      REQUIRE(last > first);
+      listed.insert(item.substr(first + 1, last - first - 1));
+    }
+    CHECK(listed == catalog_kinds);
+  }
+  // The Karta webhooks have none: every definition is seen.
+  for (const char* name : {"kartas.mutate.karta.run.ai"}) {
+    CHECK_FALSE(webhook_named(find(base(), "MutatingWebhookConfiguration", app_name), name)["matchConditions"].IsDefined());
+  }
+  CHECK_FALSE(webhook_named(find(base(), "ValidatingWebhookConfiguration", app_name), "kartas.validate.karta.run.ai")
+                  ["matchConditions"].IsDefined());
 }
 
 TEST_CASE("Karta validation fails closed and workload validation fails open") {
@@ -1218,7 +1279,7 @@ TEST_CASE("The plain overlay installs the generated Secret and trusts its CA in 
   const std::string ca_bundle = base64(read_file(checkout.certs() / "ca.crt"));
   CHECK(trim(read_file(checkout.certs() / "ca-bundle.b64")) == ca_bundle);
   const std::vector<YAML::Node> webhooks = all_webhooks(rendered);
-  CHECK(webhooks.size() == 3);
+  CHECK(webhooks.size() == 4);
   for (const YAML::Node& webhook : webhooks) {
     INFO(scalar(webhook["name"], "name"));
     CHECK(scalar(webhook["clientConfig"]["caBundle"], "caBundle") == ca_bundle);
@@ -1239,7 +1300,7 @@ TEST_CASE("The existing-crd cert-manager overlay renders the cert-manager instal
     CHECK(scalar(find(rendered, kind, app_name)["metadata"]["annotations"]["cert-manager.io/inject-ca-from"],
                  "inject-ca-from") == "karta-system/karta-webhook");
   }
-  CHECK(all_webhooks(rendered).size() == 3);
+  CHECK(all_webhooks(rendered).size() == 4);
   for (const YAML::Node& webhook : all_webhooks(rendered)) {
     INFO(scalar(webhook["name"], "name"));
     CHECK_FALSE(webhook["clientConfig"]["caBundle"].IsDefined());
@@ -1258,7 +1319,7 @@ TEST_CASE("The existing-crd plain overlay renders the plain install less the Kar
   CHECK(object_ids(rendered) == expected);
   const std::string ca_bundle = base64(read_file(checkout.certs() / "ca.crt"));
   const std::vector<YAML::Node> webhooks = all_webhooks(rendered);
-  CHECK(webhooks.size() == 3);
+  CHECK(webhooks.size() == 4);
   for (const YAML::Node& webhook : webhooks) {
     INFO(scalar(webhook["name"], "name"));
     CHECK(scalar(webhook["clientConfig"]["caBundle"], "caBundle") == ca_bundle);
