@@ -12,6 +12,11 @@
 
 namespace karta {
 
+// Whether the escaped pointer `pointer` is `prefix` or lies under it ("/a/b" is under "/a", "/ab" is not).
+inline bool at_or_under(std::string_view pointer, std::string_view prefix) {
+  return pointer.starts_with(prefix) && (pointer.size() == prefix.size() || pointer[prefix.size()] == '/');
+}
+
 class JsonPointer {
  public:
   JsonPointer() = default;

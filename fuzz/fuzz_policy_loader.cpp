@@ -68,7 +68,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       if (std::string(e.what()).empty()) karta::fuzz::finding("an InputError without a message");
       continue;
     }
-    karta::WorkloadContext context{"research", "CREATE"};
+    karta::WorkloadContext context{"research", "CREATE", std::nullopt};
     auto outcome = karta::mutate_workload(demo(), jobset_definition(), policy, context);
     if (outcome.patch.empty()) continue;
     karta::json patched;

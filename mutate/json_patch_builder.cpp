@@ -22,11 +22,6 @@ bool parse_index(const std::string& token, std::size_t& index) {
   return ec == std::errc() && end == token.data() + token.size();
 }
 
-// Whether `pointer` is `prefix` or lies under it ("/a/b" is under "/a", "/ab" is not).
-bool at_or_under(std::string_view pointer, std::string_view prefix) {
-  return pointer.starts_with(prefix) && (pointer.size() == prefix.size() || pointer[prefix.size()] == '/');
-}
-
 bool contains_equal(JsonElement array, const json& value) {
   for (auto item : array_of(array)) {
     if (equals(item, value)) return true;

@@ -68,19 +68,23 @@ bool same_at(JsonElement object, JsonElement old_object, const JsonPointer& poin
   auto now = find_at(object, pointer);
   auto before = find_at(old_object, pointer);
   if (!now || !before) return !now && !before;
-  return to_json(*now) == to_json(*before);
+  return equals(*now, to_json(*before));
 }
 
 // Whether an UPDATE leaves a pod template as it was: the template (or pod spec, or a fragmented pod's
-// root) and the objects that hold its labels and annotations.
+// root), the objects that hold its labels and annotations, and each fragmented piece; a place under the
+// template was compared with it.
 bool unchanged(JsonElement object, JsonElement old_object, const PodTemplateLocation& t) {
   if (!same_at(object, old_object, t.location)) return false;
+  auto same_outside_template = [&](const JsonPointer& pointer) {
+    return at_or_under(pointer.to_string(), t.location.to_string()) || same_at(object, old_object, pointer);
+  };
   for (const auto* pointer : {&t.labels, &t.annotations}) {
-    if (*pointer && !same_at(object, old_object, pointer->value().parent_pointer())) return false;
+    if (*pointer && !same_outside_template(pointer->value().parent_pointer())) return false;
   }
   for (const auto* pointer : {&t.scheduler_name, &t.tolerations, &t.node_selector, &t.resources, &t.containers,
                               &t.container}) {
-    if (*pointer && !same_at(object, old_object, **pointer)) return false;
+    if (*pointer && !same_outside_template(**pointer)) return false;
   }
   return true;
 }
