@@ -6,12 +6,12 @@
 #include <thread>
 
 #include <CLI/CLI.hpp>
-#include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include "admission/admission_service.h"
 #include "definitions/documents.h"
 #include "cli/inspect.h"
+#include "cli/logging.h"
 #include "validate/definition_validation.h"
 #include "cli/webhook.h"
 #include "server/cpu_budget.h"
@@ -28,17 +28,7 @@ struct CommonOptions {
   std::string log_level = "info";
 };
 
-void configure_logging(const CommonOptions& options) {
-  auto logger = spdlog::stderr_logger_mt("karta-webhook");
-  if (options.log_format == "json") {
-    // One JSON object per line; the message is already key=value text.
-    logger->set_pattern(R"({"time":"%Y-%m-%dT%H:%M:%S.%fZ","level":"%l","msg":"%v"})", spdlog::pattern_time_type::utc);
-  } else {
-    logger->set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
-  }
-  logger->set_level(spdlog::level::from_str(options.log_level));
-  spdlog::set_default_logger(logger);
-}
+void configure_logging(const CommonOptions& options) { karta::configure_logging(options.log_format, options.log_level); }
 
 void add_common_options(CLI::App& command, CommonOptions& options) {
   command.add_option("--definitions", options.definitions,

@@ -1,0 +1,45 @@
+#include "cli/logging.h"
+
+#include <spdlog/pattern_formatter.h>
+#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include "definitions/json_text.h"
+
+namespace karta {
+namespace {
+
+// %j in a pattern: the message as a JSON string, quotes included.
+class JsonMessageFlag final : public spdlog::custom_flag_formatter {
+ public:
+  void format(const spdlog::details::log_msg& message, const std::tm&, spdlog::memory_buf_t& out) override {
+    scratch_.clear();
+    append_json_string(scratch_, std::string_view(message.payload.data(), message.payload.size()));
+    out.append(scratch_.data(), scratch_.data() + scratch_.size());
+  }
+  std::unique_ptr<custom_flag_formatter> clone() const override { return std::make_unique<JsonMessageFlag>(); }
+
+ private:
+  std::string scratch_;
+};
+
+}  // namespace
+
+std::unique_ptr<spdlog::formatter> json_log_formatter() {
+  auto formatter = std::make_unique<spdlog::pattern_formatter>(spdlog::pattern_time_type::utc);
+  formatter->add_flag<JsonMessageFlag>('j').set_pattern(R"({"time":"%Y-%m-%dT%H:%M:%S.%fZ","level":"%l","msg":%j})");
+  return formatter;
+}
+
+void configure_logging(const std::string& format, const std::string& level) {
+  auto logger = spdlog::stderr_logger_mt("karta-webhook");
+  if (format == "json") {
+    logger->set_formatter(json_log_formatter());
+  } else {
+    logger->set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
+  }
+  logger->set_level(spdlog::level::from_str(level));
+  spdlog::set_default_logger(logger);
+}
+
+}  // namespace karta
