@@ -1,5 +1,8 @@
 #include "admission/metrics.h"
 
+#include "definitions/jq_program.h"
+
+#include <charconv>
 #include <sstream>
 
 namespace karta {
@@ -15,6 +18,14 @@ std::string escape(const std::string& value) {
     else out += c;
   }
   return out;
+}
+
+// A sample value as the exposition format reads it: the shortest text that reads back as the same double
+// (an ostream's six significant digits would print a day of admissions, 86400.123 s, as 86400.1).
+std::string number(double value) {
+  char text[32];
+  auto [end, ec] = std::to_chars(text, text + sizeof text, value);
+  return std::string(text, end);
 }
 
 }  // namespace
@@ -100,7 +111,7 @@ std::string Metrics::render() const {
     }
     out << "karta_admission_duration_seconds_bucket{endpoint=\"" << escape(endpoint) << "\",le=\"+Inf\"} " << h.count
         << "\n";
-    out << "karta_admission_duration_seconds_sum{endpoint=\"" << escape(endpoint) << "\"} " << h.sum << "\n";
+    out << "karta_admission_duration_seconds_sum{endpoint=\"" << escape(endpoint) << "\"} " << number(h.sum) << "\n";
     out << "karta_admission_duration_seconds_count{endpoint=\"" << escape(endpoint) << "\"} " << h.count << "\n";
   }
   out << "# HELP karta_patch_operations_total JSON Patch operations sent.\n"
@@ -118,6 +129,13 @@ std::string Metrics::render() const {
   for (const auto& [source, count] : reload_errors_) {
     out << "karta_reload_errors_total{source=\"" << escape(source) << "\"} " << count << "\n";
   }
+  const JqPoolCounters jq = jq_pool_counters();
+  out << "# HELP karta_jq_states_replaced_total jq states abandoned because a run would not end, and compiled anew.\n"
+         "# TYPE karta_jq_states_replaced_total counter\n"
+      << "karta_jq_states_replaced_total " << jq.states_replaced << "\n"
+      << "# HELP karta_jq_wait_timeouts_total jq runs refused because no state of the program came free in time.\n"
+         "# TYPE karta_jq_wait_timeouts_total counter\n"
+      << "karta_jq_wait_timeouts_total " << jq.wait_timeouts << "\n";
   return out.str();
 }
 

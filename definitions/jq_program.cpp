@@ -1,5 +1,6 @@
 #include "definitions/jq_program.h"
 
+#include <atomic>
 #include <cmath>
 #include <condition_variable>
 #include <mutex>
@@ -168,8 +169,33 @@ JqInput::JqInput(const json& value) : value_(std::make_unique<Value>(Value{to_jv
 JqInput::JqInput(JsonElement value) : value_(std::make_unique<Value>(Value{to_jv(value)})) {}
 JqInput::~JqInput() { jv_free(value_->value); }
 
+namespace {
+
+std::atomic<std::uint64_t> states_replaced{0};
+std::atomic<std::uint64_t> wait_timeouts{0};
+
+// Runs `state` to the end of its current run. jq 1.6 asserts (path_len == 0) when a state stopped inside
+// path() is reset, and jq_start and jq_teardown reset: a run left half-way (outputs capped, or an
+// exception from the caller's sink) must be finished first. Allowed expressions produce outputs bounded by
+// their input, so this ends; false when a million more outputs did not end it.
+bool finish_run(jq_state* state) {
+  constexpr int kDrainLimit = 1'000'000;
+  for (int i = 0; i < kDrainLimit; ++i) {
+    jv rest = jq_next(state);
+    bool finished = !jv_is_valid(rest);
+    jv_free(rest);
+    if (finished) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+JqPoolCounters jq_pool_counters() { return {states_replaced.load(), wait_timeouts.load()}; }
+
 struct JqProgram::StatePool {
   std::string text;
+  std::chrono::milliseconds wait_limit{0};
   std::mutex mutex;
   std::condition_variable released;
   std::vector<jq_state*> idle;
@@ -179,11 +205,12 @@ struct JqProgram::StatePool {
     for (jq_state* state : idle) jq_teardown(&state);
   }
 
-  // A state of its own for the caller. When every state is in use, waits for one: a run takes tens of
-  // microseconds, compiling another tens of milliseconds, and nothing is compiled per request.
+  // A state of its own for the caller, or nullptr when none came free within wait_limit. Runs take tens
+  // of microseconds and there is one state per CPU, so a wait that long means states are being lost or
+  // held: the caller gets an error, never an endless wait.
   jq_state* acquire() {
     std::unique_lock lock(mutex);
-    released.wait(lock, [this] { return !idle.empty(); });
+    if (!released.wait_for(lock, wait_limit, [this] { return !idle.empty(); })) return nullptr;
     jq_state* state = idle.back();
     idle.pop_back();
     return state;
@@ -196,10 +223,51 @@ struct JqProgram::StatePool {
     }
     released.notify_one();
   }
+
+  // For a state that cannot be reset (its run would not end): it is abandoned, not torn down (teardown
+  // would assert), and a fresh one compiled in its place so the pool keeps its size.
+  void replace(const char* why) {
+    spdlog::error("jq program {}: {}; compiling a replacement state", text, why);
+    ++states_replaced;
+    try {
+      release(compile_state(text));
+    } catch (const std::exception& e) {  // compiled before, so only memory can fail here
+      std::lock_guard lock(mutex);
+      --states;
+      spdlog::error("jq program {}: no replacement state: {}", text, e.what());
+    }
+  }
 };
 
-JqProgram::JqProgram(const std::string& text, std::size_t copies) : pool_(std::make_unique<StatePool>()) {
+// A state borrowed from the pool for one run. However the run ends (outputs capped, an error, an
+// exception from the caller's sink), the state goes back finished and reset, or is replaced.
+class JqProgram::Lease {
+ public:
+  Lease(StatePool& pool, jq_state* state) : pool_(pool), state_(state) {}
+  Lease(const Lease&) = delete;
+  Lease& operator=(const Lease&) = delete;
+  ~Lease() {
+    if (!ended_ && !finish_run(state_)) {
+      pool_.replace("a run produced more than a million outputs");
+      return;
+    }
+    // Restart on null so the input is released now rather than at the next run.
+    jq_start(state_, jv_null(), 0);
+    pool_.release(state_);
+  }
+  // The run reached its end (jq_next gave no more, or halt): nothing to finish.
+  void ended() { ended_ = true; }
+
+ private:
+  StatePool& pool_;
+  jq_state* state_;
+  bool ended_ = false;
+};
+
+JqProgram::JqProgram(const std::string& text, std::size_t copies, std::chrono::milliseconds wait_limit)
+    : pool_(std::make_unique<StatePool>()) {
   pool_->text = text;
+  pool_->wait_limit = wait_limit;
   for (std::size_t i = 0; i < std::max<std::size_t>(copies, 1); ++i) {
     pool_->idle.push_back(compile_state(text));
     ++pool_->states;
@@ -212,15 +280,32 @@ JqProgram& JqProgram::operator=(JqProgram&&) noexcept = default;
 
 const std::string& JqProgram::text() const { return pool_->text; }
 
-std::size_t JqProgram::states() const { return pool_->states; }
+std::size_t JqProgram::states() const {
+  std::lock_guard lock(pool_->mutex);
+  return pool_->states;
+}
 
 JqOutcome JqProgram::run(const JqInput& input, std::size_t max_outputs) const {
   JqOutcome outcome;
+  run(input, max_outputs, [&outcome](json&& output) { outcome.outputs.push_back(std::move(output)); }, outcome);
+  return outcome;
+}
+
+void JqProgram::run(const JqInput& input, std::size_t max_outputs, const std::function<void(json&&)>& sink,
+                    JqOutcome& outcome) const {
   jq_state* state = pool_->acquire();
+  if (state == nullptr) {
+    ++wait_timeouts;
+    outcome.error = "no jq state came free within " + std::to_string(pool_->wait_limit.count()) + " ms";
+    return;
+  }
+  Lease lease(*pool_, state);
   jq_start(state, jv_copy(input.value().value), 0);
+  std::size_t produced = 0;
   while (true) {
     jv result = jq_next(state);
     if (!jv_is_valid(result)) {
+      lease.ended();
       if (jv_invalid_has_msg(jv_copy(result))) {
         jv message = jv_invalid_get_msg(result);
         if (jv_get_kind(message) == JV_KIND_STRING) {
@@ -236,35 +321,18 @@ JqOutcome JqProgram::run(const JqInput& input, std::size_t max_outputs) const {
       }
       break;
     }
-    if (outcome.outputs.size() >= max_outputs) {
+    if (produced >= max_outputs) {
       jv_free(result);
       outcome.capped = true;
       break;
     }
-    outcome.outputs.push_back(from_jv(result));
-    if (jq_halted(state)) break;
-  }
-  if (outcome.capped) {
-    // jq 1.6 asserts (path_len == 0) when a state stopped inside path() is reset, and jq_teardown
-    // resets: the run must reach its end. Allowed expressions produce outputs bounded by the input, so
-    // draining ends; a state that still has not after a million outputs is abandoned, not reset.
-    constexpr int kDrainLimit = 1'000'000;
-    bool finished = false;
-    for (int i = 0; i < kDrainLimit && !finished; ++i) {
-      jv rest = jq_next(state);
-      finished = !jv_is_valid(rest);
-      jv_free(rest);
-    }
-    if (!finished) {
-      spdlog::error("abandoning a jq state that produced more than {} outputs", kDrainLimit);
-      pool_->release(compile_state(pool_->text));
-      return outcome;
+    ++produced;
+    sink(from_jv(result));
+    if (jq_halted(state)) {
+      lease.ended();
+      break;
     }
   }
-  // Starting the next run resets the state; restart on null now so the input is released promptly.
-  jq_start(state, jv_null(), 0);
-  pool_->release(state);
-  return outcome;
 }
 
 std::optional<std::string> jq_compile_error(const std::string& text) {

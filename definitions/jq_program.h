@@ -3,7 +3,10 @@
 // libjq 1.6 behind a C++ interface. jq.h stays inside jq_program.cpp: it has no extern "C" guards and
 // its values (jv) are reference-counted without atomics, so nothing of it may leak into other modules.
 
+#include <chrono>
 #include <cstddef>
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -48,27 +51,40 @@ struct JqOutcome {
 // A compiled jq program. Compiling costs ~18 ms with libjq 1.6 (it recompiles jq's builtins each time),
 // running ~20 us, so programs are compiled when definitions load and never per request. A jq_state is
 // not thread-safe: the program keeps `copies` states (one per CPU that may run it at once); a caller
-// finding all of them in use waits for one.
+// finding all of them in use waits for one, at most `wait_limit`, and then gets an error outcome.
 class JqProgram {
  public:
   // Compiles `text` `copies` times. Throws JqCompileError with jq's own messages.
-  JqProgram(const std::string& text, std::size_t copies);
+  JqProgram(const std::string& text, std::size_t copies,
+            std::chrono::milliseconds wait_limit = std::chrono::milliseconds(5'000));
   ~JqProgram();
   JqProgram(JqProgram&&) noexcept;
   JqProgram& operator=(JqProgram&&) noexcept;
 
-  // States compiled: `copies`, however many callers there are.
+  // States in the pool, idle or in use: `copies`, however many callers there are.
   std::size_t states() const;
 
   // Runs the program on `input`, keeping at most `max_outputs` outputs.
   JqOutcome run(const JqInput& input, std::size_t max_outputs) const;
+  // The same, handing each output to `sink` as it comes; outcome.outputs is left alone. An exception
+  // from `sink` passes through, and the state is still finished and returned to the pool.
+  void run(const JqInput& input, std::size_t max_outputs, const std::function<void(json&&)>& sink,
+           JqOutcome& outcome) const;
 
   const std::string& text() const;
 
  private:
   struct StatePool;
+  class Lease;
   std::unique_ptr<StatePool> pool_;
 };
+
+// What went wrong with jq states since the process started, for /metrics.
+struct JqPoolCounters {
+  std::uint64_t states_replaced = 0;  // states abandoned (their run would not end) and compiled anew
+  std::uint64_t wait_timeouts = 0;    // runs refused because no state came free within the wait limit
+};
+JqPoolCounters jq_pool_counters();
 
 // Checks that `text` compiles on its own; returns jq's message when it does not.
 std::optional<std::string> jq_compile_error(const std::string& text);
