@@ -223,11 +223,15 @@ WorkloadLayout locate_pod_templates(DefinitionEvaluation& evaluation) {
       }
       if (replicas != nullptr) {
         const json& r = (*replicas)[i];
-        if (r.is_number() && std::isfinite(r.get<double>()) && r.get<double>() >= 0) {
+        // Every replicas field of Kubernetes is an int32; a number beyond it (1e300, say: no schema of a
+        // custom resource need bound it) is refused before the cast, which would be undefined behaviour.
+        constexpr double kMaxReplicas = 2147483647;
+        if (r.is_number() && r.get<double>() >= 0 && r.get<double>() <= kMaxReplicas &&
+            std::nearbyint(r.get<double>()) == r.get<double>()) {
           t.replicas = static_cast<std::int64_t>(r.get<double>());
         } else if (!r.is_null()) {
           layout.notes.push_back(component + " " + t.instance + ": replicas " + r.dump() +
-                                 " is not a non-negative number; 1 assumed");
+                                 " is not a replica count (an integer from 0 to 2147483647); 1 assumed");
         }
       }
       layout.templates.push_back(std::move(t));

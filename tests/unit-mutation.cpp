@@ -154,3 +154,28 @@ TEST_CASE("regression: a string replica count times a huge parallelism does not 
       "// 1 | tonumber) * (.template.spec.parallelism // 1 | tonumber)): stopped on error: Invalid numeric literal at "
       "EOF at line 1, column 16 (while parsing 'xxxxxxxxxxxxxxxx')"});
 }
+
+TEST_CASE("replica counts beyond int32, fractional or negative are refused with a note, never cast") {
+  // No CRD schema need bound a replica count; 1e300 cast to an integer is undefined behaviour.
+  const char* gang_policy = "gang: {minMemberAnnotation: kai.scheduler/batch-min-member}\n";
+  for (const auto& [replicas, shown] : std::vector<std::pair<json, std::string>>{
+           {1e300, "1e+300"}, {2147483648.0, "2147483648"}, {2.5, "2.5"}, {-3, "-3"}}) {
+    CAPTURE(shown);
+    json object = demo_jobset();
+    object["spec"]["replicatedJobs"][1]["replicas"] = replicas;
+    object["spec"]["replicatedJobs"][1]["template"]["spec"]["parallelism"] = 1;
+    auto outcome = karta::mutate_workload(object, jobset_definition(), test::policy_from_yaml(gang_policy));
+    CHECK(outcome.notes == std::vector<std::string>{"replicatedjob worker: replicas " + shown +
+                                                    " is not a replica count (an integer from 0 to 2147483647); 1 assumed"});
+    // The leader's 1 and the worker's assumed 1.
+    CHECK(outcome.patch.value() == json::parse(R"([{"op":"add","path":"/metadata/annotations",
+                                                    "value":{"kai.scheduler/batch-min-member":"2"}}])"));
+  }
+  json largest = demo_jobset();
+  largest["spec"]["replicatedJobs"][1]["replicas"] = 2147483647;
+  largest["spec"]["replicatedJobs"][1]["template"]["spec"]["parallelism"] = 1;
+  auto outcome = karta::mutate_workload(largest, jobset_definition(), test::policy_from_yaml(gang_policy));
+  CHECK(outcome.notes.empty());
+  CHECK(outcome.patch.value() == json::parse(R"([{"op":"add","path":"/metadata/annotations",
+                                                  "value":{"kai.scheduler/batch-min-member":"2147483648"}}])"));
+}
