@@ -204,6 +204,51 @@ std::string fill_placeholders(const std::string& text, const PlaceholderValues& 
   return out;
 }
 
+namespace {
+
+// An annotation key the policy names for the webhook to set: checked as the API server will check it.
+std::string annotation_key(Section& section, const std::string& name) {
+  std::string key = section.string(name);
+  if (auto e = key.empty() ? std::string() : annotation_key_error(key); !e.empty()) {
+    throw InputError(section.field(name) + ": \"" + key + "\" " + e);
+  }
+  return key;
+}
+
+// A toleration, as the API server validates one in a pod spec (core v1 Toleration and
+// ValidateTolerations): a patch carrying a bad one would be refused, and with it the user's workload.
+void check_toleration(const json& toleration, const std::string& where) {
+  if (!toleration.is_object()) throw InputError(where + ": must be a toleration (a map), not " + toleration.type_name());
+  std::string key, op, value, effect;
+  json seconds;
+  {
+    Section t(toleration, where);  // refuses unknown fields when it goes
+    key = t.string("key");
+    op = t.string("operator");
+    value = t.string("value");
+    effect = t.string("effect");
+    seconds = t.get("tolerationSeconds");
+  }
+  if (auto e = key.empty() ? std::string() : label_key_error(key); !e.empty()) {
+    throw InputError(where + ".key: \"" + key + "\" " + e);
+  }
+  if (!op.empty() && op != "Exists" && op != "Equal") {
+    throw InputError(where + ".operator: \"" + op + "\" is not one of Exists, Equal");
+  }
+  if (key.empty() && op != "Exists") throw InputError(where + ".operator: must be Exists when key is empty");
+  if (op == "Exists" && !value.empty()) throw InputError(where + ".value: must be empty when operator is Exists");
+  if (auto e = label_value_error(value); !e.empty()) throw InputError(where + ".value: \"" + value + "\" " + e);
+  if (!effect.empty() && effect != "NoSchedule" && effect != "PreferNoSchedule" && effect != "NoExecute") {
+    throw InputError(where + ".effect: \"" + effect + "\" is not one of NoSchedule, PreferNoSchedule, NoExecute");
+  }
+  if (!seconds.is_null()) {
+    if (!seconds.is_number_integer()) throw InputError(where + ".tolerationSeconds: must be an integer");
+    if (effect != "NoExecute") throw InputError(where + ".tolerationSeconds: only with effect NoExecute");
+  }
+}
+
+}  // namespace
+
 Policy parse_policy(const json& document, const std::string& source) {
   Policy policy;
   policy.source = source;
@@ -250,9 +295,7 @@ Policy parse_policy(const json& document, const std::string& source) {
       if (!tolerations.is_null()) {
         if (!tolerations.is_array()) throw InputError("gpu.tolerations: must be a list of tolerations");
         for (std::size_t i = 0; i < tolerations.size(); ++i) {
-          if (!tolerations[i].is_object()) {
-            throw InputError("gpu.tolerations[" + std::to_string(i) + "]: must be a toleration (a map)");
-          }
+          check_toleration(tolerations[i], "gpu.tolerations[" + std::to_string(i) + "]");
         }
         policy.gpu.tolerations = tolerations;
       }
@@ -260,11 +303,11 @@ Policy parse_policy(const json& document, const std::string& source) {
                                                  Values::LabelValues);
       policy.gpu.pod_annotations = read_string_map(gpu.get("podAnnotations"), "gpu.podAnnotations",
                                                    annotation_key_error, Values::Free);
-      policy.gpu.workload_total_annotation = gpu.string("workloadTotalAnnotation");
+      policy.gpu.workload_total_annotation = annotation_key(gpu, "workloadTotalAnnotation");
     }
     {
       Section gang(top.get("gang"), "gang");
-      policy.gang.min_member_annotation = gang.string("minMemberAnnotation");
+      policy.gang.min_member_annotation = annotation_key(gang, "minMemberAnnotation");
     }
     {
       const json& lp = top.get("labelPolicy");

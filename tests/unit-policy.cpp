@@ -58,7 +58,8 @@ TEST_CASE("a bad policy is refused with the field and the fault") {
         "policy.yaml: labelPolicy.podTemplates.allowed.team: not a regular expression: invalid escape sequence: \\1");
   CHECK(error_of("labelPolicy: {workload: {allowed: {team: \"(?=x)\"}}}") ==
         "policy.yaml: labelPolicy.workload.allowed.team: not a regular expression: invalid perl operator: (?=");
-  CHECK(error_of("gpu: {tolerations: [nvidia]}") == "policy.yaml: gpu.tolerations[0]: must be a toleration (a map)");
+  CHECK(error_of("gpu: {tolerations: [nvidia]}") ==
+        "policy.yaml: gpu.tolerations[0]: must be a toleration (a map), not string");
   CHECK(error_of("scheduling: {queue: {default: q}}") == "policy.yaml: scheduling.queue.default: needs scheduling.queue.label");
 }
 
@@ -67,4 +68,37 @@ TEST_CASE("placeholders are replaced where they stand and other text is kept") {
   CHECK(karta::fill_placeholders("{{instance}}-{{gpus}}gpu", v) == "worker-8gpu");
   CHECK(karta::fill_placeholders("plain", v) == "plain");
   CHECK(karta::fill_placeholders("{{namespace}}/{{name}}", v) == "ns/job");
+}
+
+TEST_CASE("GPU tolerations are checked as the API server checks a pod's, so the patch is never refused") {
+  CHECK(error_of("gpu: {tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule},"
+                 " {key: a, operator: Equal, value: b, effect: NoExecute, tolerationSeconds: 30}, {operator: Exists}]}") ==
+        "(no error)");
+  CHECK(error_of("gpu: {tolerations: [{key: nvidia.com/gpu, operater: Exists}]}") ==
+        "policy.yaml: gpu.tolerations[0].operater: unknown field");
+  CHECK(error_of("gpu: {tolerations: [{key: \"nvidia.com/g pu\", operator: Exists}]}") ==
+        "policy.yaml: gpu.tolerations[0].key: \"nvidia.com/g pu\" name part may contain only alphanumerics, '-', '_' and '.'");
+  CHECK(error_of("gpu: {tolerations: [{key: a, operator: In}]}") ==
+        "policy.yaml: gpu.tolerations[0].operator: \"In\" is not one of Exists, Equal");
+  CHECK(error_of("gpu: {tolerations: [{value: b}]}") ==
+        "policy.yaml: gpu.tolerations[0].operator: must be Exists when key is empty");
+  CHECK(error_of("gpu: {tolerations: [{key: a, operator: Exists, value: b}]}") ==
+        "policy.yaml: gpu.tolerations[0].value: must be empty when operator is Exists");
+  CHECK(error_of("gpu: {tolerations: [{key: a, value: \"b c\"}]}") ==
+        "policy.yaml: gpu.tolerations[0].value: \"b c\" may contain only alphanumerics, '-', '_' and '.'");
+  CHECK(error_of("gpu: {tolerations: [{key: a, operator: Exists, effect: NoRun}]}") ==
+        "policy.yaml: gpu.tolerations[0].effect: \"NoRun\" is not one of NoSchedule, PreferNoSchedule, NoExecute");
+  CHECK(error_of("gpu: {tolerations: [{key: a, operator: Exists, effect: NoSchedule, tolerationSeconds: 5}]}") ==
+        "policy.yaml: gpu.tolerations[0].tolerationSeconds: only with effect NoExecute");
+  CHECK(error_of("gpu: {tolerations: [{key: a, operator: Exists, effect: NoExecute, tolerationSeconds: soon}]}") ==
+        "policy.yaml: gpu.tolerations[0].tolerationSeconds: must be an integer");
+  CHECK(error_of("gpu: {tolerations: [{key: 5, operator: Exists}]}") ==
+        "policy.yaml: gpu.tolerations[0].key: must be a string, not number");
+}
+
+TEST_CASE("the annotation keys the policy has the webhook set are checked as annotation keys") {
+  CHECK(error_of("gang: {minMemberAnnotation: \"kai scheduler/min\"}") ==
+        "policy.yaml: gang.minMemberAnnotation: \"kai scheduler/min\" prefix must be a lowercase DNS subdomain");
+  CHECK(error_of("gpu: {workloadTotalAnnotation: \"/gpus\"}").rfind("policy.yaml: gpu.workloadTotalAnnotation: \"/gpus\" ", 0) == 0);
+  CHECK(error_of("gpu: {workloadTotalAnnotation: platform.example.com/gpu-total}") == "(no error)");
 }
