@@ -107,6 +107,11 @@ class HttpsServer {
   ServerOptions options_;
   std::shared_ptr<CertificateStore> certificates_;
   std::vector<Route> routes_;
+  // Declared before the contexts, so destroyed after them: destroying a context destroys the handlers
+  // still queued on it (after a drain deadline passed with connections open), and with them the last
+  // references to their sessions, whose destructors unregister here.
+  mutable std::mutex sessions_mutex_;
+  std::unordered_set<Session*> sessions_;
   using WorkGuard = boost::asio::executor_work_guard<boost::asio::io_context::executor_type>;
   // contexts_[0] also runs the acceptor, the timers and the signal set.
   std::vector<std::unique_ptr<boost::asio::io_context>> contexts_;
@@ -123,8 +128,6 @@ class HttpsServer {
   std::function<void(bool)> on_certificate_reload_;
   std::string last_certificate_error_;
   std::atomic<bool> stopping_{false};
-  mutable std::mutex sessions_mutex_;
-  std::unordered_set<Session*> sessions_;
 };
 
 }  // namespace karta

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <boost/asio/error.hpp>
+#include <boost/asio/ssl/error.hpp>
 #include <boost/system/system_error.hpp>
 
 #include "support/running_webhook.h"
@@ -171,4 +172,27 @@ TEST_CASE("once shutdown began, responses carry Connection: close and their conn
   CHECK(reply.status == 503);
   CHECK(reply.header_connection == "close");
   CHECK(read_end(late) == kClosed);
+}
+
+TEST_CASE("a connection still open when the drain deadline passes is let go with the server, in time and safely") {
+  // A client that sent half a request and then nothing: the drain lets it finish until drain_timeout,
+  // then the server stops with the connection's read still queued. Destroying the server destroys that
+  // read, and with it the session, whose destructor unregisters from the server: the sanitizer build
+  // catches it if the sessions' set and mutex are gone by then.
+  auto running = std::make_unique<test::RunningWebhook>([](karta::WebhookConfig& config) {
+    config.server.drain_timeout = 200ms;
+    config.server.read_timeout = 60s;
+  });
+  std::string review = test::admission_review(demo()).dump();
+  test::HttpsClient client(running->port, running->certificates.ca);
+  client.send_partial(head("POST /mutate HTTP/1.1", "", review.size()) + review.substr(0, 100));
+  std::this_thread::sleep_for(100ms);  // the server has read the head
+  auto started = std::chrono::steady_clock::now();
+  running.reset();  // shutdown, drain until the deadline, stop, destroy
+  auto took = std::chrono::steady_clock::now() - started;
+  CHECK(took < 3s * test::kSlowdown);  // the drain deadline, not the 60 s read timeout
+  // The connection was closed with the server, without an answer or a TLS close_notify.
+  started = std::chrono::steady_clock::now();
+  CHECK(read_end(client) == boost::asio::ssl::error::stream_truncated);
+  CHECK(std::chrono::steady_clock::now() - started < 500ms * test::kSlowdown);
 }
