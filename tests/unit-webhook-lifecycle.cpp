@@ -107,7 +107,7 @@ TEST_CASE("/metrics counters move after an admission") {
   CHECK(after.find("karta_patch_operations_total{kind=\"jobset.x-k8s.io/v1alpha2/JobSet\"} 2\n") != std::string::npos);
 }
 
-TEST_CASE("SIGTERM mid-request: readiness goes first, the request completes, and the process exits 0") {
+TEST_CASE("SIGTERM mid-request: readiness goes first, the listener closes, the request in flight completes, exit 0") {
   test::TempDir dir;
   test::TestCertificates certificates(dir.path);
   int err_pipe[2];
@@ -120,7 +120,7 @@ TEST_CASE("SIGTERM mid-request: readiness goes first, the request completes, and
     std::string binary = test::binary_path().string();
     execl(binary.c_str(), binary.c_str(), "serve", "--tls-cert-file", certificates.certificate.c_str(),
           "--tls-private-key-file", certificates.key.c_str(), "--port", "0", "--bind-address", "127.0.0.1",
-          "--shutdown-delay-ms", "1500", "--log-format", "text", static_cast<char*>(nullptr));
+          "--shutdown-delay-ms", "500", "--log-format", "text", static_cast<char*>(nullptr));
     _exit(127);
   }
   close(err_pipe[1]);
@@ -146,11 +146,17 @@ TEST_CASE("SIGTERM mid-request: readiness goes first, the request completes, and
                      std::to_string(body.size()) + "\r\n\r\n";
   busy.send_partial(head + body.substr(0, body.size() / 2));  // the request is under way...
   REQUIRE(kill(child, SIGTERM) == 0);                          // ...when Kubernetes stops the pod
-  std::this_thread::sleep_for(300ms);
+  auto signalled = std::chrono::steady_clock::now();
+  std::this_thread::sleep_for(100ms);
+  // During the shutdown delay: still listening, no longer ready.
   CHECK(test::HttpsClient(port, certificates.ca).request("GET", "/readyz").status == 503);
+  // After it, the drain: the listener is closed, and the half-sent request is still being waited for.
+  std::this_thread::sleep_until(signalled + 1500ms);
+  CHECK_THROWS(test::HttpsClient(port, certificates.ca).request("GET", "/readyz"));
   auto reply = busy.send_raw(body.substr(body.size() / 2));
   CHECK(reply.status == 200);
   CHECK(json::parse(reply.body)["response"]["allowed"] == true);
+  CHECK(reply.header_connection == "close");
 
   int status = 0;
   bool exited = test::eventually([&] { return waitpid(child, &status, WNOHANG) == child; }, 30s);
