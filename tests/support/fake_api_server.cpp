@@ -1,12 +1,18 @@
 #include "support/fake_api_server.h"
 
+#include <algorithm>
 #include <array>
+#include <cctype>
 #include <deque>
 #include <fstream>
 #include <functional>
 #include <future>
 #include <map>
 #include <optional>
+#include <regex>
+#include <set>
+#include <stdexcept>
+#include <tuple>
 #include <thread>
 
 #include <doctest/doctest.h>
@@ -36,7 +42,171 @@ namespace {
 
 constexpr const char* kKartas = "/apis/run.ai/v1alpha1/kartas";
 
+// A label selector as the API server parses it (k8s.io/apimachinery/pkg/labels/selector.go): equality
+// (=, ==, !=), set-based (in, notin), existence (key, !key), requirements joined by commas (AND). The
+// error messages are the parser's.
+class LabelSelector {
+ public:
+  // Throws std::invalid_argument with the parser's message.
+  explicit LabelSelector(const std::string& text) : text_(text) {
+    for (;;) {
+      Token token = peek();
+      if (token.type == End) return;
+      if (token.type != Identifier && token.type != Bang) {
+        fail("found '" + token.text + "', expected: !, identifier, or 'end of string'");
+      }
+      requirement();
+      Token after = next();
+      if (after.type == End) return;
+      if (after.type != Comma) fail("found '" + after.text + "', expected: ',' or 'end of string'");
+      Token following = peek();
+      if (following.type != Identifier && following.type != Bang) {
+        fail("found '" + following.text + "', expected: identifier after ','");
+      }
+    }
+  }
+
+  bool matches(const json& object) const {
+    const json* labels = nullptr;
+    if (auto metadata = object.find("metadata"); metadata != object.end() && metadata->is_object()) {
+      if (auto found = metadata->find("labels"); found != metadata->end() && found->is_object()) labels = &*found;
+    }
+    for (const Requirement& r : requirements_) {
+      std::optional<std::string> value;
+      if (labels != nullptr) {
+        if (auto found = labels->find(r.key); found != labels->end() && found->is_string()) value = found->get<std::string>();
+      }
+      bool in = value && std::find(r.values.begin(), r.values.end(), *value) != r.values.end();
+      bool ok = r.op == "exists"         ? value.has_value()
+                : r.op == "!"            ? !value.has_value()
+                : r.op == "=" || r.op == "==" || r.op == "in" ? in
+                                                                : !in;  // != and notin
+      if (!ok) return false;
+    }
+    return true;
+  }
+
+ private:
+  enum Type { End, Identifier, Bang, Comma, Open, Close, Operator };
+  struct Token {
+    Type type;
+    std::string text;
+  };
+  struct Requirement {
+    std::string key, op;
+    std::vector<std::string> values;
+  };
+
+  [[noreturn]] static void fail(const std::string& message) { throw std::invalid_argument(message); }
+
+  Token lex(std::size_t& at) const {
+    while (at < text_.size() && std::isspace(static_cast<unsigned char>(text_[at]))) ++at;
+    if (at >= text_.size()) return {End, ""};
+    char c = text_[at];
+    auto two = text_.substr(at, 2);
+    if (two == "!=" || two == "==") return at += 2, Token{Operator, two};
+    if (c == '!') return ++at, Token{Bang, "!"};
+    if (c == '=') return ++at, Token{Operator, "="};
+    if (c == ',') return ++at, Token{Comma, ","};
+    if (c == '(') return ++at, Token{Open, "("};
+    if (c == ')') return ++at, Token{Close, ")"};
+    std::size_t start = at;
+    while (at < text_.size() && !std::isspace(static_cast<unsigned char>(text_[at])) &&
+           std::string_view("!=,()").find(text_[at]) == std::string_view::npos) {
+      ++at;
+    }
+    return {Identifier, text_.substr(start, at - start)};
+  }
+  Token peek() const {
+    std::size_t at = position_;
+    return lex(at);
+  }
+  Token next() { return lex(position_); }
+
+  void requirement() {
+    try {
+      Requirement r;
+      Token token = next();
+      if (token.type == Bang) {
+        r.op = "!";
+        token = next();
+      }
+      if (token.type != Identifier) fail("found '" + token.text + "', expected: identifier");
+      r.key = token.text;
+      Type after = peek().type;
+      if (after == End || after == Comma) {
+        if (r.op.empty()) r.op = "exists";
+        requirements_.push_back(std::move(r));
+        return;
+      }
+      Token op = next();
+      if (op.type == Operator || (op.type == Identifier && (op.text == "in" || op.text == "notin"))) {
+        r.op = op.text;
+      } else {
+        fail("found '" + op.text + "', expected: '=', '!=', '==', 'in', notin'");
+      }
+      if (r.op == "in" || r.op == "notin") {
+        Token open = next();
+        if (open.type != Open) fail("found '" + open.text + "' expected: '('");
+        for (;;) {
+          Token value = next();
+          if (value.type == Close) break;
+          if (value.type != Identifier) fail("found '" + value.text + "', expected: ',', or identifier");
+          r.values.push_back(value.text);
+          Token separator = next();
+          if (separator.type == Close) break;
+          if (separator.type != Comma) fail("found '" + separator.text + "', expected: ',' or ')'");
+        }
+      } else {
+        Type value = peek().type;
+        if (value == End || value == Comma) {
+          r.values.push_back("");
+        } else {
+          Token token_value = next();
+          if (token_value.type != Identifier) fail("found '" + token_value.text + "', expected: identifier");
+          r.values.push_back(token_value.text);
+        }
+      }
+      requirements_.push_back(std::move(r));
+    } catch (const std::invalid_argument& e) {
+      fail(std::string("unable to parse requirement: ") + e.what());
+    }
+  }
+
+  std::string text_;
+  std::size_t position_ = 0;
+  std::vector<Requirement> requirements_;
+};
+
+// Kubernetes' version priority (k8s.io/apimachinery/pkg/version): GA before beta before alpha, higher
+// numbers first; anything else after them, alphabetically.
+bool higher_priority(const std::string& a, const std::string& b) {
+  auto rank = [](const std::string& v) {
+    static const std::regex pattern("^v([0-9]+)(?:(alpha|beta)([0-9]+))?$");
+    std::smatch m;
+    if (!std::regex_match(v, m, pattern)) return std::tuple<int, int, int>(0, 0, 0);
+    int stage = !m[2].matched ? 3 : m[2] == "beta" ? 2 : 1;
+    return std::tuple<int, int, int>(stage, std::stoi(m[1]), m[3].matched ? std::stoi(m[3]) : 0);
+  };
+  auto ra = rank(a), rb = rank(b);
+  if (ra != rb) return ra > rb;
+  return a < b;
+}
+
+std::vector<std::string> path_segments(const std::string& path) {
+  std::vector<std::string> segments;
+  for (std::size_t start = 1; start <= path.size();) {
+    std::size_t end = std::min(path.find('/', start), path.size());
+    if (end > start) segments.push_back(path.substr(start, end - start));
+    start = end + 1;
+  }
+  return segments;
+}
+
 }  // namespace
+
+std::string FakeResource::api_version() const { return group.empty() ? version : group + "/" + version; }
+std::string FakeResource::group_resource() const { return group.empty() ? plural : plural + "." + group; }
 
 std::string read_text(const fs::path& file) {
   std::ifstream in(file, std::ios::binary);
@@ -118,6 +288,45 @@ ClientCertificate make_client_certificate(const fs::path& dir, const std::string
 }
 
 class FakeApiServer::Impl {
+  struct Served {
+    FakeResource resource;
+    // By "namespace/name", or "name" when cluster-scoped; one set for every version of the resource, as
+    // the API server stores one object and converts it to the version asked for.
+    std::shared_ptr<std::map<std::string, json>> objects = std::make_shared<std::map<std::string, json>>();
+    std::set<std::string> forbidden;      // namespaces denied; "" for all of them
+  };
+
+  Served& kartas() { return served_.front(); }
+
+  // `version` "" for any version of the resource.
+  Served* find(const std::string& group, const std::string& version, const std::string& plural) {
+    for (Served& served : served_) {
+      const FakeResource& r = served.resource;
+      if (r.group == group && (version.empty() || r.version == version) && r.plural == plural) return &served;
+    }
+    return nullptr;
+  }
+
+  // The object as read through `resource`'s version.
+  static json in_version(json object, const FakeResource& resource) {
+    if (object.contains("apiVersion")) object["apiVersion"] = resource.api_version();
+    return object;
+  }
+
+  void store(Served& served, std::vector<json> objects) {
+    for (json& object : objects) {
+      json& metadata = object["metadata"];
+      if (!object.contains("apiVersion")) object["apiVersion"] = served.resource.api_version();
+      if (!object.contains("kind")) object["kind"] = served.resource.kind;
+      std::string name = metadata.at("name").get<std::string>();
+      std::string space = served.resource.namespaced ? metadata.value("namespace", "default") : "";
+      if (served.resource.namespaced) metadata["namespace"] = space;
+      metadata["resourceVersion"] = std::to_string(++resource_version_);
+      if (!metadata.contains("uid")) metadata["uid"] = "uid-" + (space.empty() ? name : space + "-" + name);
+      (*served.objects)[space.empty() ? name : space + "/" + name] = std::move(object);
+    }
+  }
+
   // One connection: reads requests and writes answers, or the chunks of a watch.
   class Session : public std::enable_shared_from_this<Session> {
    public:
@@ -257,11 +466,15 @@ class FakeApiServer::Impl {
       tls_.load_verify_file(certificates_.ca.string());
       tls_.set_verify_mode(net::ssl::verify_peer | net::ssl::verify_fail_if_no_peer_cert);
     }
+    served_.push_back({{.group = "run.ai", .version = "v1alpha1", .kind = "Karta", .plural = "kartas",
+                        .singular = "karta", .namespaced = false},
+                       std::make_shared<std::map<std::string, json>>(),
+                       {}});
     int version = 40;
     for (json& object : objects) {
       object["metadata"]["resourceVersion"] = std::to_string(version++);
       std::string name = object["metadata"]["name"].get<std::string>();
-      objects_[name] = std::move(object);
+      (*kartas().objects)[name] = std::move(object);
     }
     tcp::endpoint endpoint(net::ip::make_address("127.0.0.1"), 0);
     acceptor_.open(endpoint.protocol());
@@ -305,7 +518,7 @@ class FakeApiServer::Impl {
   }
   void remove(const std::string& name) {
     on_io([&] {
-      json object = objects_.at(name);
+      json object = kartas().objects->at(name);
       publish("DELETED", std::move(object));
     });
   }
@@ -362,6 +575,33 @@ class FakeApiServer::Impl {
     return on_io([&] { return live_watches().size(); });
   }
 
+  void serve(FakeResource resource, std::vector<json> objects) {
+    on_io([&] {
+      Served* served = find(resource.group, resource.version, resource.plural);
+      if (served == nullptr) {
+        Served added{std::move(resource), std::make_shared<std::map<std::string, json>>(), {}};
+        if (Served* other = find(added.resource.group, "", added.resource.plural)) added.objects = other->objects;
+        served_.push_back(std::move(added));
+        served = &served_.back();
+      }
+      store(*served, std::move(objects));
+    });
+  }
+  void add_objects(const std::string& group, const std::string& plural, std::vector<json> objects) {
+    on_io([&] {
+      Served* served = find(group, "", plural);
+      if (served == nullptr) throw std::logic_error("FakeApiServer: " + plural + "." + group + " is not served");
+      store(*served, std::move(objects));
+    });
+  }
+  void forbid(const std::string& group, const std::string& plural, const std::string& namespace_name) {
+    on_io([&] {
+      for (Served& served : served_) {
+        if (served.resource.group == group && served.resource.plural == plural) served.forbidden.insert(namespace_name);
+      }
+    });
+  }
+
  private:
   template <class F>
   auto on_io(F&& f) const -> decltype(f()) {
@@ -400,10 +640,10 @@ class FakeApiServer::Impl {
     std::string name = object["metadata"]["name"].get<std::string>();
     object["metadata"]["resourceVersion"] = std::to_string(resource_version_);
     if (type == "DELETED") {
-      objects_.erase(name);
+      kartas().objects->erase(name);
     } else {
       object["metadata"]["uid"] = "uid-" + name;
-      objects_[name] = object;
+      (*kartas().objects)[name] = object;
     }
     json event = {{"type", type}, {"object", object}};
     history_.push_back({resource_version_, event});
@@ -437,16 +677,190 @@ class FakeApiServer::Impl {
         start = end + 1;
       }
     }
-    if (request.method() != http::verb::get || path != kKartas) {
-      json body = status_object(404, "NotFound", "the server could not find the requested resource");
-      body["details"] = json::object();
-      return session->respond(404, body);
+    if (request.method() == http::verb::get) {
+      if (std::optional<json> document = discovery(path)) return session->respond(200, *document);
+      if (std::optional<Target> resolved = resolve(path)) return serve_resource(session, *resolved, path, query);
     }
-    if (query["watch"] == "1" || query["watch"] == "true") return watch(session, query);
-    list(session, query);
+    json body = status_object(404, "NotFound", "the server could not find the requested resource");
+    body["details"] = json::object();
+    session->respond(404, body);
   }
 
-  void list(const std::shared_ptr<Session>& session, std::map<std::string, std::string>& query) {
+  // A request for a collection or one object of a served resource.
+  struct Target {
+    Served* served;
+    std::string namespace_name;  // "" for all namespaces, or a cluster-scoped resource
+    std::string name;            // "" for the collection
+  };
+
+  std::optional<Target> resolve(const std::string& path) {
+    std::vector<std::string> segments = path_segments(path);
+    std::string group, version;
+    std::size_t rest = 0;
+    if (segments.size() >= 3 && segments[0] == "api") {
+      version = segments[1];
+      rest = 2;
+    } else if (segments.size() >= 4 && segments[0] == "apis") {
+      group = segments[1];
+      version = segments[2];
+      rest = 3;
+    } else {
+      return std::nullopt;
+    }
+    std::vector<std::string> tail(segments.begin() + static_cast<std::ptrdiff_t>(rest), segments.end());
+    Target target{nullptr, "", ""};
+    if (tail.size() >= 3 && tail[0] == "namespaces") {
+      target.namespace_name = tail[1];
+      tail.erase(tail.begin(), tail.begin() + 2);
+    }
+    if (tail.empty() || tail.size() > 2) return std::nullopt;
+    target.served = find(group, version, tail[0]);
+    if (target.served == nullptr) return std::nullopt;
+    // The API server has no /namespaces/NS/ paths for cluster-scoped resources, nor a cluster path to one
+    // object of a namespaced resource.
+    if (!target.served->resource.namespaced && !target.namespace_name.empty()) return std::nullopt;
+    if (tail.size() == 2) {
+      if (target.served->resource.namespaced && target.namespace_name.empty()) return std::nullopt;
+      target.name = tail[1];
+    }
+    return target;
+  }
+
+  void serve_resource(const std::shared_ptr<Session>& session, const Target& target, const std::string& path,
+                      std::map<std::string, std::string>& query) {
+    const FakeResource& resource = target.served->resource;
+    bool watching = query["watch"] == "1" || query["watch"] == "true";
+    std::string verb = !target.name.empty() ? "get" : watching ? "watch" : "list";
+    if (forbidden(*target.served, target.namespace_name)) {
+      return session->respond(403, forbidden_status(resource, verb, target.namespace_name, target.name));
+    }
+    if (!target.name.empty()) {
+      std::string key = target.namespace_name.empty() ? target.name : target.namespace_name + "/" + target.name;
+      auto found = target.served->objects->find(key);
+      if (found != target.served->objects->end()) return session->respond(200, in_version(found->second, resource));
+      json body = status_object(404, "NotFound", resource.group_resource() + " \"" + target.name + "\" not found");
+      body["details"] = {{"name", target.name}, {"kind", resource.plural}};
+      if (!resource.group.empty()) body["details"]["group"] = resource.group;
+      return session->respond(404, body);
+    }
+    if (watching) {
+      if (path == kKartas) return watch(session, query);
+      json body = status_object(405, "MethodNotAllowed", "this fake API server watches only " + std::string(kKartas));
+      return session->respond(405, body);
+    }
+    std::optional<LabelSelector> selector;
+    if (!query["labelSelector"].empty()) {
+      try {
+        selector.emplace(query["labelSelector"]);
+      } catch (const std::invalid_argument& e) {
+        return session->respond(400, status_object(400, "BadRequest", e.what()));
+      }
+    }
+    list(session, *target.served, target.namespace_name, selector, query);
+  }
+
+  bool forbidden(const Served& served, const std::string& namespace_name) const {
+    if (served.forbidden.empty()) return false;
+    // A request across namespaces needs the right in all of them (a ClusterRole).
+    return namespace_name.empty() || served.forbidden.count("") > 0 || served.forbidden.count(namespace_name) > 0;
+  }
+
+  // RBAC's denial: k8s.io/apiserver/pkg/endpoints/handlers/responsewriters/errors.go (forbiddenMessage)
+  // wrapped by apierrors.NewForbidden.
+  json forbidden_status(const FakeResource& resource, const std::string& verb, const std::string& namespace_name,
+                        const std::string& name) const {
+    std::string message = resource.group_resource() + (name.empty() ? "" : " \"" + name + "\"") +
+                          " is forbidden: User \"" + options_.user + "\" cannot " + verb + " resource \"" +
+                          resource.plural + "\" in API group \"" + resource.group + "\"";
+    message += namespace_name.empty() ? " at the cluster scope" : " in the namespace \"" + namespace_name + "\"";
+    json body = status_object(403, "Forbidden", message);
+    body["details"] = {{"kind", resource.plural}};
+    if (!resource.group.empty()) body["details"]["group"] = resource.group;
+    if (!name.empty()) body["details"]["name"] = name;
+    return body;
+  }
+
+  // GET /api, /api/v1, /apis, /apis/GROUP and /apis/GROUP/VERSION.
+  std::optional<json> discovery(const std::string& path) const {
+    std::vector<std::string> segments = path_segments(path);
+    if (segments == std::vector<std::string>{"api"}) {
+      return json{{"kind", "APIVersions"},
+                  {"versions", {"v1"}},
+                  {"serverAddressByClientCIDRs",
+                   {{{"clientCIDR", "0.0.0.0/0"}, {"serverAddress", "127.0.0.1:" + std::to_string(port_)}}}}};
+    }
+    if (segments.size() == 2 && segments[0] == "api") return resource_list("", segments[1]);
+    if (segments == std::vector<std::string>{"apis"}) {
+      json groups = json::array();
+      for (const std::string& group : group_names()) groups.push_back(api_group(group));
+      return json{{"kind", "APIGroupList"}, {"apiVersion", "v1"}, {"groups", groups}};
+    }
+    if (segments.size() == 2 && segments[0] == "apis") {
+      if (group_versions(segments[1]).empty()) return std::nullopt;
+      json group = api_group(segments[1]);
+      group["kind"] = "APIGroup";
+      group["apiVersion"] = "v1";
+      return group;
+    }
+    if (segments.size() == 3 && segments[0] == "apis") return resource_list(segments[1], segments[2]);
+    return std::nullopt;
+  }
+
+  std::optional<json> resource_list(const std::string& group, const std::string& version) const {
+    json resources = json::array();
+    for (const Served& served : served_) {
+      const FakeResource& r = served.resource;
+      if (r.group != group || r.version != version) continue;
+      json entry = {{"name", r.plural}, {"singularName", r.singular}, {"namespaced", r.namespaced},
+                    {"kind", r.kind},   {"verbs", r.verbs}};
+      if (!r.short_names.empty()) entry["shortNames"] = r.short_names;
+      resources.push_back(entry);
+      for (const std::string& sub : r.subresources) {
+        resources.push_back({{"name", r.plural + "/" + sub}, {"singularName", ""}, {"namespaced", r.namespaced},
+                             {"kind", r.kind}, {"verbs", {"get", "patch", "update"}}});
+      }
+    }
+    if (resources.empty()) return std::nullopt;
+    json list = {{"kind", "APIResourceList"}, {"groupVersion", group.empty() ? version : group + "/" + version},
+                 {"resources", resources}};
+    // /apis/GROUP/VERSION carries apiVersion v1; the core group's /api/v1 does not.
+    if (!group.empty()) list["apiVersion"] = "v1";
+    return list;
+  }
+
+  std::vector<std::string> group_names() const {
+    std::vector<std::string> names;
+    for (const Served& served : served_) {
+      const std::string& group = served.resource.group;
+      if (!group.empty() && std::find(names.begin(), names.end(), group) == names.end()) names.push_back(group);
+    }
+    return names;
+  }
+
+  // Preferred first, by Kubernetes' version priority.
+  std::vector<std::string> group_versions(const std::string& group) const {
+    std::vector<std::string> versions;
+    for (const Served& served : served_) {
+      const FakeResource& r = served.resource;
+      if (r.group == group && std::find(versions.begin(), versions.end(), r.version) == versions.end()) {
+        versions.push_back(r.version);
+      }
+    }
+    std::sort(versions.begin(), versions.end(), higher_priority);
+    return versions;
+  }
+
+  json api_group(const std::string& group) const {
+    json versions = json::array();
+    for (const std::string& version : group_versions(group)) {
+      versions.push_back({{"groupVersion", group + "/" + version}, {"version", version}});
+    }
+    return {{"name", group}, {"versions", versions}, {"preferredVersion", versions.at(0)}};
+  }
+
+  void list(const std::shared_ptr<Session>& session, const Served& served, const std::string& namespace_name,
+            const std::optional<LabelSelector>& selector, std::map<std::string, std::string>& query) {
+    const FakeResource& resource = served.resource;
     std::size_t limit = query["limit"].empty() ? 0 : std::stoul(query["limit"]);
     int version = resource_version_;
     std::string start;
@@ -454,17 +868,31 @@ class FakeApiServer::Impl {
       json token = json::parse(from_raw_url_base64(query["continue"]));
       version = token.at("rv").get<int>();
       start = token.at("start").get<std::string>();
+      // etcd3's store, when the snapshot the token reads from has been compacted away.
+      if (version < oldest_watchable_) {
+        return session->respond(
+            410, status_object(410, "Expired",
+                               "The provided continue parameter is too old to display a consistent list result. You "
+                               "can start a new list without the continue parameter, or use the continue token in "
+                               "this response to retrieve the remainder of the results. Continuing with the provided "
+                               "token results in an inconsistent list - objects that were created, modified, or "
+                               "deleted between the time the first chunk was returned and now may show up in the "
+                               "list."));
+      }
     }
     json items = json::array();
     std::string last;
     std::size_t remaining = 0;
-    for (const auto& [name, object] : objects_) {
+    // In key order, as etcd returns them: namespace, then name.
+    for (const auto& [name, object] : *served.objects) {
       if (name < start) continue;
+      if (!namespace_name.empty() && !name.starts_with(namespace_name + "/")) continue;
+      if (selector && !selector->matches(object)) continue;
       if (limit != 0 && items.size() == limit) {
         ++remaining;
         continue;
       }
-      items.push_back(object);
+      items.push_back(in_version(object, resource));
       if (options_.list_items_without_type) {
         items.back().erase("apiVersion");
         items.back().erase("kind");
@@ -476,10 +904,13 @@ class FakeApiServer::Impl {
       // The next page starts just after the last key sent: "<key>\0".
       metadata["continue"] =
           raw_url_base64(json{{"v", "meta.k8s.io/v1"}, {"rv", version}, {"start", last + '\0'}}.dump());
-      metadata["remainingItemCount"] = remaining;
+      // The API server counts the rest only when it need not filter them (no label or field selector).
+      if (!selector) metadata["remainingItemCount"] = remaining;
     }
-    session->respond(
-        200, {{"apiVersion", "run.ai/v1alpha1"}, {"kind", "KartaList"}, {"metadata", metadata}, {"items", items}});
+    session->respond(200, {{"apiVersion", resource.api_version()},
+                           {"kind", resource.kind + "List"},
+                           {"metadata", metadata},
+                           {"items", items}});
   }
 
   void watch(const std::shared_ptr<Session>& session, std::map<std::string, std::string>& query) {
@@ -499,7 +930,7 @@ class FakeApiServer::Impl {
     session->begin_watch(std::chrono::seconds(timeout_seconds), bookmarks);
     watches_.push_back(session);
     if (from < 0) {
-      for (const auto& [name, object] : objects_) session->send_event({{"type", "ADDED"}, {"object", object}});
+      for (const auto& [name, object] : *kartas().objects) session->send_event({{"type", "ADDED"}, {"object", object}});
       return;
     }
     for (const auto& [version, event] : history_) {
@@ -516,7 +947,7 @@ class FakeApiServer::Impl {
   std::thread thread_;
 
   // I/O thread only.
-  std::map<std::string, json> objects_;
+  std::vector<Served> served_;  // the kartas first; in the order served, which is the order of /apis
   int resource_version_ = 100;
   int oldest_watchable_ = 100;
   std::vector<std::pair<int, json>> history_;
@@ -545,5 +976,14 @@ std::vector<Received> FakeApiServer::received() const { return impl_->received()
 std::vector<std::string> FakeApiServer::targets() const { return impl_->targets(); }
 std::size_t FakeApiServer::connections() const { return impl_->connections(); }
 std::size_t FakeApiServer::open_watches() const { return impl_->open_watches(); }
+void FakeApiServer::serve(FakeResource resource, std::vector<json> objects) {
+  impl_->serve(std::move(resource), std::move(objects));
+}
+void FakeApiServer::add_objects(const std::string& group, const std::string& plural, std::vector<json> objects) {
+  impl_->add_objects(group, plural, std::move(objects));
+}
+void FakeApiServer::forbid(const std::string& group, const std::string& plural, const std::string& namespace_name) {
+  impl_->forbid(group, plural, namespace_name);
+}
 
 }  // namespace karta::test

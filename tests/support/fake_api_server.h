@@ -1,8 +1,11 @@
 #pragma once
 
-// A local HTTPS API server that speaks the real protocol, for the Kubernetes client's tests: LISTs in
-// pages with continue tokens, WATCH streams of JSON lines sent as one chunk each, bookmarks, 410 ERROR
-// events after compaction, Status bodies for errors, bearer tokens and client certificates.
+// A local HTTPS API server for the tests of our Kubernetes client and of what uses it. It imitates
+// kube-apiserver, because none can be installed here: the paths, documents, pages, tokens and Status
+// bodies are the real server's (each checked against its source or reference; see the comments), so a
+// client that works against it works against a cluster. It serves discovery, LIST (pages, label
+// selectors) and GET for any resources registered, WATCH for the kartas, bearer tokens and client
+// certificates, and RBAC denials.
 
 #include <chrono>
 #include <cstddef>
@@ -57,17 +60,49 @@ struct FakeApiServerOptions {
   // Close each connection right after its answer, as a server whose idle timeout has passed does, while
   // the client believes it kept alive.
   bool close_after_answer = false;
+  // Who the token belongs to, as RBAC denials name it.
+  std::string user = "system:serviceaccount:karta-system:karta-webhook";
 };
 
-// An API server serving one cluster-scoped collection, /apis/run.ai/v1alpha1/kartas, over HTTPS on
-// 127.0.0.1. It keeps the objects, a resourceVersion that grows with every write, and the events since
-// the last compaction, and answers as kube-apiserver does:
-// - LIST ?limit=N pages in name order with a continue token (base64url JSON of the snapshot's
-//   resourceVersion and the next key, as the API server's) and remainingItemCount;
-// - WATCH ?watch=1&resourceVersion=RV replays the events after RV and then streams new ones, each event
-//   a JSON line in a chunk of its own; BOOKMARKs only with allowWatchBookmarks=true; the stream ends
-//   after timeoutSeconds; a resourceVersion older than the last compaction gets a 410 Expired Status;
-// - no valid token (and no client certificate) gets 401 with a Status body.
+// A resource as an API server serves it (a built-in kind or a CRD's), named as its APIResourceList
+// names it.
+struct FakeResource {
+  std::string group;  // "" for the core group
+  std::string version;
+  std::string kind;
+  std::string plural;  // the resource: "pods"
+  std::string singular;
+  std::vector<std::string> short_names;
+  bool namespaced = true;
+  std::vector<std::string> verbs = {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"};
+  std::vector<std::string> subresources;  // listed in discovery as "PLURAL/NAME": "status", "scale"
+
+  std::string api_version() const;     // "v1", "apps/v1"
+  std::string group_resource() const;  // "pods", "jobsets.jobset.x-k8s.io"
+};
+
+// The API server, on 127.0.0.1, over HTTPS with certificates of its own. It always serves the
+// cluster-scoped run.ai/v1alpha1 kartas, with the objects given to the constructor; serve() adds others.
+// It keeps the objects, a resourceVersion that grows with every write, and the kartas' events since the
+// last compaction, and answers as kube-apiserver does:
+// - discovery: GET /api (APIVersions), /apis (APIGroupList, each group with its preferredVersion: the
+//   highest by Kubernetes' version priority), /apis/GROUP (APIGroup), /api/v1 and /apis/GROUP/VERSION
+//   (APIResourceList: name, singularName, namespaced, kind, verbs, shortNames; subresources as
+//   "PLURAL/SUB"; apiVersion v1 on the groups' lists, none on /api/v1's);
+// - LIST /api/v1/PLURAL, /api/v1/namespaces/NS/PLURAL, /apis/G/V/PLURAL and /apis/G/V/namespaces/NS/PLURAL
+//   (all namespaces without one) ?limit=N pages in key order (namespace, then name) with a continue
+//   token (base64url JSON of the snapshot's resourceVersion and the next key, as the API server's) and
+//   remainingItemCount (not with a selector, as etcd3's store); ?labelSelector= with =, ==, !=, in,
+//   notin, key, !key joined by commas, percent-decoded; a selector that does not parse gets 400
+//   BadRequest with the parser's message;
+// - GET .../PLURAL/NAME: the object, or 404 NotFound `PLURAL.GROUP "NAME" not found` with details;
+// - WATCH ?watch=1&resourceVersion=RV of the kartas replays the events after RV and then streams new
+//   ones, each event a JSON line in a chunk of its own; BOOKMARKs only with allowWatchBookmarks=true; the
+//   stream ends after timeoutSeconds; a resourceVersion older than the last compaction gets a 410
+//   Expired Status. Watches of other resources get 405: nothing here needs them yet;
+// - a resource (or one of its namespaces) forbidden gets RBAC's 403: `PLURAL.GROUP is forbidden: User
+//   "..." cannot list resource "PLURAL" in API group "GROUP" in the namespace "NS"`;
+// - no valid token (and no client certificate) gets 401 with a Status body; any other path 404.
 // Everything runs on one I/O thread; the test's calls are posted to it and wait for their result.
 class FakeApiServer {
  public:
@@ -96,6 +131,15 @@ class FakeApiServer {
   void end_watches();
   // The next `count` requests get `status` with a Status body.
   void fail_next(int count, int status);
+
+  // Serves `resource` (again: the objects are added to those it has), with `objects`. Objects get
+  // apiVersion and kind when they have none, the namespace "default" when a namespaced one has none, a
+  // resourceVersion and a uid.
+  void serve(FakeResource resource, std::vector<json> objects = {});
+  void add_objects(const std::string& group, const std::string& plural, std::vector<json> objects);
+  // Denies every request for the resource in `namespace_name`, or everywhere when it is "". A request
+  // across all namespaces is denied once any namespace is, as it needs a ClusterRole.
+  void forbid(const std::string& group, const std::string& plural, const std::string& namespace_name = "");
 
   std::vector<Received> received() const;
   std::vector<std::string> targets() const;
