@@ -7,29 +7,13 @@
 
 #include <spdlog/spdlog.h>
 
+#include "kube/list_pages.h"
+
 namespace karta::kube {
 
 using json = nlohmann::json;
 
 namespace {
-
-// Percent-encodes a query value: continue tokens are base64 and may hold '+', '/' and '='.
-std::string query_escape(const std::string& value) {
-  static const char* hex = "0123456789ABCDEF";
-  std::string escaped;
-  for (unsigned char c : value) {
-    bool unreserved = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
-                      c == '.' || c == '_' || c == '~';
-    if (unreserved) {
-      escaped.push_back(static_cast<char>(c));
-    } else {
-      escaped += '%';
-      escaped += hex[c >> 4];
-      escaped += hex[c & 15];
-    }
-  }
-  return escaped;
-}
 
 std::string string_at(const json& object, const char* key) {
   if (!object.is_object()) return "";
@@ -177,36 +161,10 @@ void ResourceWatcher::run() {
 
 void ResourceWatcher::list() {
   std::vector<json> items;
-  std::string list_version;
-  std::string continue_token;
-  do {
-    std::string query = collection_ + "?limit=" + std::to_string(options_.page_size);
-    if (!continue_token.empty()) query += "&continue=" + query_escape(continue_token);
-    json page = client_->get(query);
-    const std::string where = "GET " + client_->url(query);
-    if (!page.is_object() || !page.contains("metadata") || !page["metadata"].is_object()) {
-      throw std::runtime_error(where + ": the answer is not a list (no metadata)");
-    }
-    // Every page carries the resourceVersion of the snapshot the first one was read at.
-    if (list_version.empty()) list_version = metadata_string(page, "resourceVersion");
-    continue_token = metadata_string(page, "continue");
-    json& page_items = page["items"];
-    if (page_items.is_null()) continue;  // an empty list may say "items": null
-    if (!page_items.is_array()) throw std::runtime_error(where + ": items is not a list");
-    // Objects of built-in lists come without apiVersion and kind; watch events always have them.
-    // Filling them in from the list makes both look alike.
-    std::string api_version = string_at(page, "apiVersion");
-    std::string kind = string_at(page, "kind");
-    if (kind.size() > 4 && kind.ends_with("List")) kind.resize(kind.size() - 4);
-    for (json& item : page_items) {
-      if (!item.is_object() || metadata_string(item, "name").empty()) {
-        throw std::runtime_error(where + ": an item has no metadata.name");
-      }
-      if (!item.contains("apiVersion") && !api_version.empty()) item["apiVersion"] = api_version;
-      if (!item.contains("kind") && !kind.empty()) item["kind"] = kind;
-      items.push_back(std::move(item));
-    }
-  } while (!continue_token.empty());
+  ListSummary summary = list_all(*client_, collection_, {.label_selector = "", .page_size = options_.page_size}, [&](ListPage& page) {
+    for (json& item : page.items) items.push_back(std::move(item));
+  });
+  const std::string& list_version = summary.resource_version;
   if (list_version.empty()) {
     throw std::runtime_error("GET " + client_->url(collection_) +
                              ": the list has no metadata.resourceVersion to watch from");

@@ -1,0 +1,55 @@
+#pragma once
+
+// LIST a collection in pages, as client-go's pager does: ?limit=N, then the continue token of each page
+// until there is none. Every page is read from the snapshot of the first one (its resourceVersion).
+// Blocking, on the caller's thread, over ApiClient::get.
+
+#include <cstddef>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "kube/api_client.h"
+
+namespace karta::kube {
+
+struct ListOptions {
+  std::string label_selector;  // "" for every object; sent percent-encoded
+  std::size_t page_size = 500;  // ?limit=; 0 asks for everything in one answer
+};
+
+// One page, given to the caller as it arrives.
+struct ListPage {
+  // The page's objects. Objects of built-in lists come without apiVersion and kind (watch events always
+  // have them): they are filled in from the list's, so both look alike.
+  std::vector<nlohmann::json> items;
+  std::size_t number = 1;        // 1 for the first page
+  std::size_t items_so_far = 0;  // in this page and the ones before it
+  // The server's estimate of the objects still to come (remainingItemCount); it gives none with a label
+  // selector.
+  std::optional<std::size_t> remaining;
+  std::string resource_version;  // of the snapshot
+};
+
+struct ListSummary {
+  std::size_t pages = 0;
+  std::size_t items = 0;
+  std::string resource_version;
+};
+
+// LISTs `collection` ("/api/v1/namespaces/ns/pods", "/apis/jobset.x-k8s.io/v1alpha2/jobsets") and calls
+// on_page with each page. Throws ApiError as get() does: 403 and 404 carry the Status's reason and
+// message; a 410 for a page after the first (the continue token expired: the snapshot was compacted
+// away) says so and that the LIST must start again. A page that is not a list is a runtime_error.
+// Exceptions from on_page pass through.
+ListSummary list_all(ApiClient& client, const std::string& collection, const ListOptions& options,
+                     const std::function<void(ListPage& page)>& on_page);
+
+// Percent-encodes a query value (continue tokens are base64 and hold '+', '/' and '='; selectors hold
+// '=', '!', ',' and spaces).
+std::string query_escape(const std::string& value);
+
+}  // namespace karta::kube

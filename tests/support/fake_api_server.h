@@ -1,0 +1,154 @@
+#pragma once
+
+// A local HTTPS API server for the tests of our Kubernetes client and of what uses it. It imitates
+// kube-apiserver, because none can be installed here: the paths, documents, pages, tokens and Status
+// bodies are the real server's (each checked against its source or reference; see the comments), so a
+// client that works against it works against a cluster. It serves discovery, LIST (pages, label
+// selectors) and GET for any resources registered, WATCH for the kartas, bearer tokens and client
+// certificates, and RBAC denials.
+
+#include <chrono>
+#include <cstddef>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "kube/kube_connection.h"
+#include "support/test_support.h"
+
+namespace karta::test {
+
+std::string read_text(const std::filesystem::path& file);  // fails the test when it cannot be read
+void write_text(const std::filesystem::path& file, const std::string& text);
+
+std::string base64(const std::string& bytes);
+// Go's base64.RawURLEncoding: the API server's continue tokens are written with it.
+std::string raw_url_base64(const std::string& bytes);
+std::string from_raw_url_base64(std::string encoded);
+std::string percent_decode(const std::string& text);
+
+// A Status as the API server writes it in error answers and ERROR events.
+json status_object(int code, const std::string& reason, const std::string& message);
+
+struct ClientCertificate {
+  std::filesystem::path certificate, key;
+};
+
+// A client certificate (clientAuth) for `common_name`, signed by the CA TestCertificates made in `dir`.
+ClientCertificate make_client_certificate(const std::filesystem::path& dir, const std::string& common_name);
+
+// One request as the test API server received it.
+struct Received {
+  std::string target;
+  std::string authorization;
+  std::string accept;
+  std::string client_name;  // the CN of the client certificate, "" without one
+  std::chrono::steady_clock::time_point at;
+};
+
+struct FakeApiServerOptions {
+  std::string token = "sesame";  // the bearer token it accepts
+  bool require_client_certificate = false;
+  // Answer a watch from a compacted resourceVersion with HTTP 410, as the API server does when it reads
+  // from etcd, rather than with 200 and an ERROR event, as its watch cache does.
+  bool gone_as_http_status = false;
+  // Send LIST items without apiVersion and kind, as the API server does for built-in kinds (CRDs).
+  bool list_items_without_type = false;
+  // Close each connection right after its answer, as a server whose idle timeout has passed does, while
+  // the client believes it kept alive.
+  bool close_after_answer = false;
+  // Who the token belongs to, as RBAC denials name it.
+  std::string user = "system:serviceaccount:karta-system:karta-webhook";
+};
+
+// A resource as an API server serves it (a built-in kind or a CRD's), named as its APIResourceList
+// names it.
+struct FakeResource {
+  std::string group;  // "" for the core group
+  std::string version;
+  std::string kind;
+  std::string plural;  // the resource: "pods"
+  std::string singular;
+  std::vector<std::string> short_names;
+  bool namespaced = true;
+  std::vector<std::string> verbs = {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"};
+  std::vector<std::string> subresources;  // listed in discovery as "PLURAL/NAME": "status", "scale"
+
+  std::string api_version() const;     // "v1", "apps/v1"
+  std::string group_resource() const;  // "pods", "jobsets.jobset.x-k8s.io"
+};
+
+// The API server, on 127.0.0.1, over HTTPS with certificates of its own. It always serves the
+// cluster-scoped run.ai/v1alpha1 kartas, with the objects given to the constructor; serve() adds others.
+// It keeps the objects, a resourceVersion that grows with every write, and the kartas' events since the
+// last compaction, and answers as kube-apiserver does:
+// - discovery: GET /api (APIVersions), /apis (APIGroupList, each group with its preferredVersion: the
+//   highest by Kubernetes' version priority), /apis/GROUP (APIGroup), /api/v1 and /apis/GROUP/VERSION
+//   (APIResourceList: name, singularName, namespaced, kind, verbs, shortNames; subresources as
+//   "PLURAL/SUB"; apiVersion v1 on the groups' lists, none on /api/v1's);
+// - LIST /api/v1/PLURAL, /api/v1/namespaces/NS/PLURAL, /apis/G/V/PLURAL and /apis/G/V/namespaces/NS/PLURAL
+//   (all namespaces without one) ?limit=N pages in key order (namespace, then name) with a continue
+//   token (base64url JSON of the snapshot's resourceVersion and the next key, as the API server's) and
+//   remainingItemCount (not with a selector, as etcd3's store); ?labelSelector= with =, ==, !=, in,
+//   notin, key, !key joined by commas, percent-decoded; a selector that does not parse gets 400
+//   BadRequest with the parser's message;
+// - GET .../PLURAL/NAME: the object, or 404 NotFound `PLURAL.GROUP "NAME" not found` with details;
+// - WATCH ?watch=1&resourceVersion=RV of the kartas replays the events after RV and then streams new
+//   ones, each event a JSON line in a chunk of its own; BOOKMARKs only with allowWatchBookmarks=true; the
+//   stream ends after timeoutSeconds; a resourceVersion older than the last compaction gets a 410
+//   Expired Status. Watches of other resources get 405: nothing here needs them yet;
+// - a resource (or one of its namespaces) forbidden gets RBAC's 403: `PLURAL.GROUP is forbidden: User
+//   "..." cannot list resource "PLURAL" in API group "GROUP" in the namespace "NS"`;
+// - no valid token (and no client certificate) gets 401 with a Status body; any other path 404.
+// Everything runs on one I/O thread; the test's calls are posted to it and wait for their result.
+class FakeApiServer {
+ public:
+  FakeApiServer(const std::filesystem::path& dir, std::vector<json> objects, FakeApiServerOptions options = {});
+  ~FakeApiServer();
+  FakeApiServer(const FakeApiServer&) = delete;
+  FakeApiServer& operator=(const FakeApiServer&) = delete;
+
+  unsigned short port() const;
+  const TestCertificates& certificates() const;
+
+  // A connection to this server with `token`.
+  kube::KubeConnection connection(const std::string& token = "sesame") const;
+
+  void add(json object);
+  void modify(json object);
+  void remove(const std::string& name);
+  // Writes elsewhere in the cluster moved the resourceVersion to `version`; watches that asked for
+  // bookmarks are told.
+  void bookmark(int version);
+  // Writes elsewhere moved the resourceVersion to `version` and etcd was compacted there: older
+  // resourceVersions can no longer be watched from. Open watches end, as they do when the API server's
+  // watch cache is re-initialized.
+  void compact(int version);
+  // Ends every open watch normally, as when its timeoutSeconds has passed.
+  void end_watches();
+  // The next `count` requests get `status` with a Status body.
+  void fail_next(int count, int status);
+
+  // Serves `resource` (again: the objects are added to those it has), with `objects`. Objects get
+  // apiVersion and kind when they have none, the namespace "default" when a namespaced one has none, a
+  // resourceVersion and a uid.
+  void serve(FakeResource resource, std::vector<json> objects = {});
+  void add_objects(const std::string& group, const std::string& plural, std::vector<json> objects);
+  // Denies every request for the resource in `namespace_name`, or everywhere when it is "". A request
+  // across all namespaces is denied once any namespace is, as it needs a ClusterRole.
+  void forbid(const std::string& group, const std::string& plural, const std::string& namespace_name = "");
+
+  std::vector<Received> received() const;
+  std::vector<std::string> targets() const;
+  std::size_t connections() const;
+  std::size_t open_watches() const;
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace karta::test
