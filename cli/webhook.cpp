@@ -142,7 +142,11 @@ Webhook::Webhook(WebhookConfig config)
       {"GET", "/readyz",
        [this](const HttpRequest&) {
          if (shutting_down_) return text(503, "shutting down");
-         return service_->ready() ? text(200, "ok") : text(503, "definitions not loaded");
+         if (!service_->ready()) return text(503, "definitions not loaded");
+         if (config_.cluster && !cluster_loaded_) {
+           return text(503, "waiting for the first LIST of Kartas and CustomResourceDefinitions");
+         }
+         return text(200, "ok");
        }},
       {"GET", "/metrics",
        [service](const HttpRequest&) {
@@ -164,11 +168,12 @@ void Webhook::start_cluster_watch() {
     }
     reload_wake_.notify_all();
   };
-  auto keep = [this, changed](std::map<std::string, json> ClusterSources::*field) {
+  auto keep = [this, changed](std::map<std::string, json> ClusterSources::*field, bool Webhook::*listed) {
     kube::WatcherCallbacks callbacks;
-    callbacks.on_snapshot = [this, changed, field](std::vector<json> objects) {
+    callbacks.on_snapshot = [this, changed, field, listed](std::vector<json> objects) {
       {
         std::lock_guard lock(cluster_mutex_);
+        this->*listed = true;
         auto& map = cluster_.*field;
         map.clear();
         for (auto& object : objects) {
@@ -195,9 +200,9 @@ void Webhook::start_cluster_watch() {
     return callbacks;
   };
   karta_watcher_ = std::make_unique<kube::ResourceWatcher>(*config_.cluster, "/apis/run.ai/v1alpha1/kartas",
-                                                           keep(&ClusterSources::kartas), config_.watcher_options);
+                                                           keep(&ClusterSources::kartas, &Webhook::kartas_listed_), config_.watcher_options);
   crd_watcher_ = std::make_unique<kube::ResourceWatcher>(
-      *config_.cluster, "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", keep(&ClusterSources::crds),
+      *config_.cluster, "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", keep(&ClusterSources::crds, &Webhook::crds_listed_),
       config_.watcher_options);
   spdlog::info("watching Kartas and CustomResourceDefinitions at {}", config_.cluster->server_url());
   crd_watcher_->start();
@@ -234,9 +239,11 @@ void Webhook::watch_for_changes() {
 // Compiling happens here, off the threads that answer admissions.
 void Webhook::reload(const char* source) {
   ClusterSources cluster;
+  bool both_listed = false;
   {
     std::lock_guard lock(cluster_mutex_);
     cluster = cluster_;
+    both_listed = kartas_listed_ && crds_listed_;
   }
   try {
     std::vector<std::string> rejected;
@@ -245,6 +252,9 @@ void Webhook::reload(const char* source) {
                  state->cluster_kartas.size(), state->policy.source);
     service_->update(std::move(state));
     service_->metrics().record_reload(source, rejected.empty());
+    if (both_listed && !cluster_loaded_.exchange(true)) {
+      spdlog::info("the cluster's Kartas and CustomResourceDefinitions are loaded: ready");
+    }
   } catch (const std::exception& e) {
     spdlog::error("reload failed, still serving the previous definitions and policy: {}", e.what());
     service_->metrics().record_reload(source, false);
@@ -259,6 +269,6 @@ unsigned short Webhook::listen() {
 
 void Webhook::run(bool handle_signals) { server_->run(handle_signals); }
 void Webhook::shutdown() { server_->shutdown(); }
-bool Webhook::ready() const { return !shutting_down_ && service_->ready(); }
+bool Webhook::ready() const { return !shutting_down_ && service_->ready() && (!config_.cluster || cluster_loaded_); }
 
 }  // namespace karta

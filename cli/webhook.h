@@ -75,6 +75,8 @@ class Webhook {
   void shutdown();
 
   AdmissionService& service() { return *service_; }
+  // Definitions loaded and, when watching a cluster, the first LIST of its Kartas and CRDs in them;
+  // not shutting down. /readyz answers this.
   bool ready() const;
 
  private:
@@ -95,6 +97,10 @@ class Webhook {
   bool cluster_changed_ = false;  // guarded by reload_mutex_
   std::mutex cluster_mutex_;
   ClusterSources cluster_;  // guarded by cluster_mutex_
+  // Which collections have had their first LIST (guarded by cluster_mutex_), and whether a state built
+  // from both is being served: until then a cluster's Kartas are not known, and /readyz says so.
+  bool kartas_listed_ = false, crds_listed_ = false;
+  std::atomic<bool> cluster_loaded_{false};
   std::unique_ptr<kube::ResourceWatcher> karta_watcher_, crd_watcher_;
 };
 

@@ -818,3 +818,41 @@ TEST_CASE("Kartas as the API server stores them with the published CRD are loade
   CHECK(test::decoded_patch(json::parse(client.request("POST", "/mutate", test::admission_review(demo).dump()).body)) ==
         expected);
 }
+
+TEST_CASE("watching a cluster, /readyz waits until the first LISTs of Kartas and CRDs are loaded and served") {
+  // Ready means the cluster's definitions are in force: a pod taking traffic before then would admit
+  // workloads of the cluster's kinds unpatched.
+  test::TempDir dir;
+  json definition = test::document(test::source_dir() / "tests/data/trainer-karta.yaml");
+  definition["metadata"]["resourceVersion"] = "1";
+  FakeApiServer server{dir.path, {definition}};  // the CRD collection is not served yet: its LIST fails
+  test::RunningWebhook running([&](karta::WebhookConfig& config) {
+    config.cluster = server.connection();
+    config.watcher_options = test_options();
+  });
+  test::HttpsClient client(running.port, running.certificates.ca);
+  REQUIRE(eventually([&] { return server.targets().size() >= 4; }, 10s));  // both LISTs tried, and retried
+  auto waiting = client.request("GET", "/readyz");
+  CHECK(waiting.status == 503);
+  CHECK(waiting.body == "waiting for the first LIST of Kartas and CustomResourceDefinitions\n");
+  CHECK_FALSE(running.webhook->ready());
+
+  server.serve({"apiextensions.k8s.io", "v1", "CustomResourceDefinition", "customresourcedefinitions",
+                "customresourcedefinition", {"crd", "crds"}, /*namespaced=*/false});
+  REQUIRE(eventually([&] { return client.request("GET", "/readyz").status == 200; }, 20s));
+  CHECK(running.webhook->ready());
+  // Once ready, the cluster's Karta is what admission uses.
+  json trainer = json::parse(R"({"apiVersion":"acme.example.com/v1","kind":"Trainer","metadata":{"name":"t","namespace":"ml"},
+      "spec":{"worker":{"template":{"spec":{"containers":[{"name":"w","image":"i"}]}}}}})");
+  auto review = json::parse(client.request("POST", "/mutate", test::admission_review(trainer).dump()).body);
+  CHECK(test::decoded_patch(review) == json::parse(R"([{"op":"add","path":"/spec/worker/template/metadata",
+      "value":{"labels":{"platform.example.com/managed":"true"},"annotations":{"platform.example.com/owner":"platform"}}}])"));
+}
+
+TEST_CASE("without a cluster to watch, /readyz is ready as soon as the definitions are loaded") {
+  test::RunningWebhook running;
+  test::HttpsClient client(running.port, running.certificates.ca);
+  auto reply = client.request("GET", "/readyz");
+  CHECK(reply.status == 200);
+  CHECK(reply.body == "ok\n");
+}
