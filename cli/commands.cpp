@@ -12,6 +12,7 @@
 #include "admission/admission_service.h"
 #include "definitions/documents.h"
 #include "cli/inspect.h"
+#include "definitions/suspend.h"
 #include "validate/definition_validation.h"
 #include "cli/webhook.h"
 #include "server/cpu_budget.h"
@@ -150,6 +151,26 @@ int inspect_offline(const CommonOptions& common, const std::string& manifest, co
   return 0;
 }
 
+// One merge patch per object of the file, one line each, for `kubectl patch --type=merge -p`. A kind
+// without a definition or without a suspendDefinition is an error naming the document.
+int suspend_offline(const CommonOptions& common, const std::string& manifest, SuspendDirection direction,
+                    std::ostream& out) {
+  auto state = load_state(common, 1);
+  for (const auto& document : read_documents(manifest)) {
+    AdmissionRequest request = request_for_object(document.value);
+    const CompiledDefinition* definition = state->catalog.find(request.kind);
+    if (definition == nullptr) {
+      throw SuspendError(document.source + ": " + request.kind.to_string() + " has no definition");
+    }
+    try {
+      out << suspend_merge_patch(document.value, *definition, direction).dump() << "\n";
+    } catch (const SuspendError& e) {
+      throw SuspendError(document.source + ": " + e.what());
+    }
+  }
+  return 0;
+}
+
 }  // namespace
 
 int run_command_line(int argc, char** argv, std::ostream& out, std::ostream& err) {
@@ -225,6 +246,22 @@ int run_command_line(int argc, char** argv, std::ostream& out, std::ostream& err
       ->check(CLI::IsMember({"text", "json"}))->capture_default_str();
   add_common_options(*inspect_command, common);
 
+  std::string suspend_manifest, resume_manifest;
+  auto* suspend_command = app.add_subcommand(
+      "suspend", "Print the merge patch that suspends each workload of a file, from its definition's suspendDefinition");
+  suspend_command->footer("Example:\n  kubectl patch jobset demo --type=merge -p \"$(karta-webhook suspend -f job.yaml)\"\n"
+                          "Prints one patch per object; exits 1 for a kind that has no suspendDefinition.");
+  suspend_command->add_option("-f,--filename", suspend_manifest, "YAML or JSON manifest, several documents allowed")
+      ->required()->check(CLI::ExistingFile);
+  add_common_options(*suspend_command, common);
+  auto* resume_command = app.add_subcommand(
+      "resume", "Print the merge patch that resumes each workload of a file, from its definition's suspendDefinition");
+  resume_command->footer("Example:\n  kubectl patch jobset demo --type=merge -p \"$(karta-webhook resume -f job.yaml)\"\n"
+                         "Prints one patch per object; exits 1 for a kind that has no suspendDefinition.");
+  resume_command->add_option("-f,--filename", resume_manifest, "YAML or JSON manifest, several documents allowed")
+      ->required()->check(CLI::ExistingFile);
+  add_common_options(*resume_command, common);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -246,6 +283,8 @@ int run_command_line(int argc, char** argv, std::ostream& out, std::ostream& err
     if (*mutate_command) return mutate_offline(common, manifest, out);
     if (*inspect_command) return inspect_offline(common, inspect_manifest, inspect_output, out);
     if (*validate_command) return validate_offline(validate_files, validate_crds, out);
+    if (*suspend_command) return suspend_offline(common, suspend_manifest, SuspendDirection::Suspend, out);
+    if (*resume_command) return suspend_offline(common, resume_manifest, SuspendDirection::Resume, out);
   } catch (const std::exception& e) {
     err << "karta-webhook: " << e.what() << "\n";
     return 1;

@@ -2,10 +2,26 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <set>
 
 namespace karta {
 namespace {
+
+// A non-negative replica count as an integer. A double of 2^63 or more has no int64 value (converting it
+// is undefined behaviour), so it is held at the largest one, with a note.
+std::int64_t replica_count(const json& value, std::vector<std::string>& notes, const std::string& where) {
+  if (value.is_number_unsigned()) {
+    std::uint64_t n = value.get<std::uint64_t>();
+    if (n <= static_cast<std::uint64_t>(INT64_MAX)) return static_cast<std::int64_t>(n);
+  } else if (value.is_number_integer()) {
+    return value.get<std::int64_t>();
+  } else if (value.get<double>() < 9223372036854775808.0) {
+    return static_cast<std::int64_t>(value.get<double>());
+  }
+  notes.push_back(where + ": replicas " + value.dump() + " is more than 2^63-1; 2^63-1 assumed");
+  return INT64_MAX;
+}
 
 bool present(const std::optional<JsonElement>& value) { return value && !value->is_null(); }
 
@@ -224,7 +240,7 @@ WorkloadLayout locate_pod_templates(DefinitionEvaluation& evaluation) {
       if (replicas != nullptr) {
         const json& r = (*replicas)[i];
         if (r.is_number() && std::isfinite(r.get<double>()) && r.get<double>() >= 0) {
-          t.replicas = static_cast<std::int64_t>(r.get<double>());
+          t.replicas = replica_count(r, layout.notes, component + " " + t.instance);
         } else if (!r.is_null()) {
           layout.notes.push_back(component + " " + t.instance + ": replicas " + r.dump() +
                                  " is not a non-negative number; 1 assumed");
