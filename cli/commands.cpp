@@ -171,6 +171,18 @@ int suspend_offline(const CommonOptions& common, const std::string& manifest, Su
   return 0;
 }
 
+// `suspend` or `resume` (the verb), which read the same file and print the same kind of patch.
+CLI::App* add_suspend_command(CLI::App& app, const std::string& verb, std::string& manifest, CommonOptions& common) {
+  auto* command = app.add_subcommand(
+      verb, "Print the merge patch that does `" + verb + "` on each workload of a file, from its definition's suspendDefinition");
+  command->footer("Example:\n  kubectl patch jobset demo --type=merge -p \"$(karta-webhook " + verb + " -f job.yaml)\"\n"
+                  "Prints one patch per object; exits 1 for a kind that has no suspendDefinition.");
+  command->add_option("-f,--filename", manifest, "YAML or JSON manifest, several documents allowed")
+      ->required()->check(CLI::ExistingFile);
+  add_common_options(*command, common);
+  return command;
+}
+
 }  // namespace
 
 int run_command_line(int argc, char** argv, std::ostream& out, std::ostream& err) {
@@ -247,20 +259,8 @@ int run_command_line(int argc, char** argv, std::ostream& out, std::ostream& err
   add_common_options(*inspect_command, common);
 
   std::string suspend_manifest, resume_manifest;
-  auto* suspend_command = app.add_subcommand(
-      "suspend", "Print the merge patch that suspends each workload of a file, from its definition's suspendDefinition");
-  suspend_command->footer("Example:\n  kubectl patch jobset demo --type=merge -p \"$(karta-webhook suspend -f job.yaml)\"\n"
-                          "Prints one patch per object; exits 1 for a kind that has no suspendDefinition.");
-  suspend_command->add_option("-f,--filename", suspend_manifest, "YAML or JSON manifest, several documents allowed")
-      ->required()->check(CLI::ExistingFile);
-  add_common_options(*suspend_command, common);
-  auto* resume_command = app.add_subcommand(
-      "resume", "Print the merge patch that resumes each workload of a file, from its definition's suspendDefinition");
-  resume_command->footer("Example:\n  kubectl patch jobset demo --type=merge -p \"$(karta-webhook resume -f job.yaml)\"\n"
-                         "Prints one patch per object; exits 1 for a kind that has no suspendDefinition.");
-  resume_command->add_option("-f,--filename", resume_manifest, "YAML or JSON manifest, several documents allowed")
-      ->required()->check(CLI::ExistingFile);
-  add_common_options(*resume_command, common);
+  auto* suspend_command = add_suspend_command(app, "suspend", suspend_manifest, common);
+  auto* resume_command = add_suspend_command(app, "resume", resume_manifest, common);
 
   try {
     app.parse(argc, argv);

@@ -22,19 +22,9 @@ const karta::Policy& gang_policy() {
 // A made-up kind: a root `trainer` with a virtual `roles` group holding `leader` and `worker`, and a
 // `monitor` beside it; `gang` is the optimizationInstructions.gangScheduling block (YAML).
 std::shared_ptr<const karta::CompiledDefinition> trainer(const std::string& gang) {
-  auto definitions = karta::parse_definitions(R"(
-apiVersion: run.ai/v1alpha1
-kind: Karta
-metadata: {name: trainer}
-spec:
-  structureDefinition:
-    rootComponent:
-      name: trainer
-      kind: {group: example.com, version: v1, kind: Trainer}
-      statusDefinition: {phaseDefinition: {path: .status.phase}, statusMappings: {running: [{byPhase: Running}]}}
+  return test::compile_definition(test::made_up_karta("trainer", "Trainer") + R"(      statusDefinition: {statusMappings: {running: [{}]}}
     childComponents:
-      - name: roles
-        ownerRef: trainer
+      - {name: roles, ownerRef: trainer}
       - name: leader
         kind: {group: "", version: v1, kind: Pod}
         ownerRef: roles
@@ -51,9 +41,7 @@ spec:
         specDefinition: {podTemplateSpecPath: .spec.monitor.template}
   optimizationInstructions:
     gangScheduling:
-)" + gang, "trainer.yaml");
-  REQUIRE(definitions.size() == 1);
-  return karta::CompiledDefinition::compile(definitions[0], 1);
+)" + gang);
 }
 
 json trainer_object(const json& leader_replicas, const json& worker_replicas) {

@@ -21,19 +21,7 @@ namespace {
 
 // A made-up kind `example.com/v1 Gizmo` whose statusDefinition is `status_definition` (YAML).
 std::shared_ptr<const karta::CompiledDefinition> gizmo(const std::string& status_definition) {
-  auto definitions = karta::parse_definitions(R"(
-apiVersion: run.ai/v1alpha1
-kind: Karta
-metadata: {name: gizmo}
-spec:
-  structureDefinition:
-    rootComponent:
-      name: gizmo
-      kind: {group: example.com, version: v1, kind: Gizmo}
-      statusDefinition:
-)" + status_definition, "gizmo.yaml");
-  REQUIRE(definitions.size() == 1);
-  return karta::CompiledDefinition::compile(definitions[0], 1);
+  return test::compile_definition(test::made_up_karta("gizmo", "Gizmo") + "      statusDefinition:\n" + status_definition);
 }
 
 json gizmo_object(const std::string& status_yaml) {

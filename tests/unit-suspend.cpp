@@ -73,20 +73,10 @@ json report_of(const json& object) { return karta::inspect_workload(object, cata
 
 // A made-up kind with the given suspendDefinition (YAML, indented for the root component).
 std::shared_ptr<const karta::CompiledDefinition> gizmo(const std::string& suspend_definition) {
-  auto definitions = karta::parse_definitions(R"(
-apiVersion: run.ai/v1alpha1
-kind: Karta
-metadata: {name: gizmo}
-spec:
-  structureDefinition:
-    rootComponent:
-      name: gizmo
-      kind: {group: example.com, version: v1, kind: Gizmo}
-      statusDefinition: {statusMappings: {running: [{byExpression: {expression: '.status.up', expectedResult: "true"}}]}}
-      suspendDefinition:
-)" + suspend_definition, "gizmo.yaml");
-  REQUIRE(definitions.size() == 1);
-  return karta::CompiledDefinition::compile(definitions[0], 1);
+  return test::compile_definition(test::made_up_karta("gizmo", "Gizmo") +
+                                  "      statusDefinition: {statusMappings: {running: [{byExpression: "
+                                  "{expression: '.status.up', expectedResult: \"true\"}}]}}\n"
+                                  "      suspendDefinition:\n" + suspend_definition);
 }
 
 }  // namespace
