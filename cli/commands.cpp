@@ -12,6 +12,7 @@
 #include "definitions/documents.h"
 #include "cli/inspect.h"
 #include "cli/logging.h"
+#include "definitions/suspend.h"
 #include "validate/definition_validation.h"
 #include "cli/webhook.h"
 #include "server/cpu_budget.h"
@@ -140,6 +141,38 @@ int inspect_offline(const CommonOptions& common, const std::string& manifest, co
   return 0;
 }
 
+// One merge patch per object of the file, one line each, for `kubectl patch --type=merge -p`. A kind
+// without a definition or without a suspendDefinition is an error naming the document.
+int suspend_offline(const CommonOptions& common, const std::string& manifest, SuspendDirection direction,
+                    std::ostream& out) {
+  auto state = load_state(common, 1);
+  for (const auto& document : read_documents(manifest)) {
+    AdmissionRequest request = request_for_object(document.value);
+    const CompiledDefinition* definition = state->catalog.find(request.kind);
+    if (definition == nullptr) {
+      throw SuspendError(document.source + ": " + request.kind.to_string() + " has no definition");
+    }
+    try {
+      out << suspend_merge_patch(document.value, *definition, direction).dump() << "\n";
+    } catch (const SuspendError& e) {
+      throw SuspendError(document.source + ": " + e.what());
+    }
+  }
+  return 0;
+}
+
+// `suspend` or `resume` (the verb), which read the same file and print the same kind of patch.
+CLI::App* add_suspend_command(CLI::App& app, const std::string& verb, std::string& manifest, CommonOptions& common) {
+  auto* command = app.add_subcommand(
+      verb, "Print the merge patch that does `" + verb + "` on each workload of a file, from its definition's suspendDefinition");
+  command->footer("Example:\n  kubectl patch jobset demo --type=merge -p \"$(karta-webhook " + verb + " -f job.yaml)\"\n"
+                  "Prints one patch per object; exits 1 for a kind that has no suspendDefinition.");
+  command->add_option("-f,--filename", manifest, "YAML or JSON manifest, several documents allowed")
+      ->required()->check(CLI::ExistingFile);
+  add_common_options(*command, common);
+  return command;
+}
+
 }  // namespace
 
 int run_command_line(int argc, char** argv, std::ostream& out, std::ostream& err) {
@@ -215,6 +248,10 @@ int run_command_line(int argc, char** argv, std::ostream& out, std::ostream& err
       ->check(CLI::IsMember({"text", "json"}))->capture_default_str();
   add_common_options(*inspect_command, common);
 
+  std::string suspend_manifest, resume_manifest;
+  auto* suspend_command = add_suspend_command(app, "suspend", suspend_manifest, common);
+  auto* resume_command = add_suspend_command(app, "resume", resume_manifest, common);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -236,6 +273,8 @@ int run_command_line(int argc, char** argv, std::ostream& out, std::ostream& err
     if (*mutate_command) return mutate_offline(common, manifest, out);
     if (*inspect_command) return inspect_offline(common, inspect_manifest, inspect_output, out);
     if (*validate_command) return validate_offline(validate_files, validate_crds, out);
+    if (*suspend_command) return suspend_offline(common, suspend_manifest, SuspendDirection::Suspend, out);
+    if (*resume_command) return suspend_offline(common, resume_manifest, SuspendDirection::Resume, out);
   } catch (const std::exception& e) {
     err << "karta-webhook: " << e.what() << "\n";
     return 1;

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "definitions/status.h"
+#include "definitions/suspend.h"
 #include "definitions/workload.h"
 
 namespace karta {
@@ -38,6 +39,45 @@ std::string memory_text(double bytes) {
   return format_count(bytes);
 }
 
+json conditions_json(const std::vector<ObservedCondition>& conditions) {
+  json list = json::array();
+  auto text = [](const std::optional<std::string>& v) { return v ? json(*v) : json(nullptr); };
+  for (const auto& c : conditions) {
+    list.push_back({{"type", c.type}, {"status", text(c.status)}, {"reason", text(c.reason)}, {"message", text(c.message)}});
+  }
+  return list;
+}
+
+// The status part of the report: the state, every matched status (kli's list), what the status
+// definition read, and whether the spec holds the suspend actions' values.
+void add_status(json& report, DefinitionEvaluation& evaluation) {
+  WorkloadStatus status = evaluate_status(evaluation);
+  report["state"] = status_name(status.state);
+  report["statuses"] = status_names(status);
+  report["phase"] = status.phase ? json(*status.phase) : json(nullptr);
+  report["conditions"] = conditions_json(status.conditions);
+  auto suspended = is_suspended(evaluation);
+  report["suspended"] = suspended ? json(*suspended) : json(nullptr);
+  for (auto& note : status.notes) report["notes"].push_back(std::move(note));
+}
+
+std::string optional_text(const json& value) { return value.is_string() ? value.get<std::string>() : ""; }
+
+void render_status(std::ostringstream& out, const json& report) {
+  std::string statuses;
+  for (const auto& s : report["statuses"]) statuses += (statuses.empty() ? "" : ",") + s.get<std::string>();
+  out << "statuses: " << statuses;
+  if (report["phase"].is_string()) out << "  phase: " << report["phase"].get<std::string>();
+  const json& suspended = report["suspended"];
+  out << "  suspended: " << (suspended.is_null() ? "cannot be" : suspended.get<bool>() ? "yes" : "no") << "\n";
+  for (const auto& c : report["conditions"]) {
+    out << "  condition " << c["type"].get<std::string>() << "=" << optional_text(c["status"]);
+    if (c["reason"].is_string()) out << "  " << c["reason"].get<std::string>();
+    if (c["message"].is_string()) out << ": " << c["message"].get<std::string>();
+    out << "\n";
+  }
+}
+
 std::string plural(std::int64_t n, const char* one, const char* many) {
   return std::to_string(n) + " " + (n == 1 ? one : many);
 }
@@ -50,8 +90,8 @@ json inspect_workload(const json& object, const CompiledDefinition& definition, 
   WorkloadAnalysis analysis = analyze_workload(evaluation, gpu_names);
   const auto& kind = definition.root_kind();
   json report = {{"apiVersion", kind.api_version()}, {"kind", kind.kind}, {"namespace", text_at(object, "namespace")},
-                 {"name", text_at(object, "name")}, {"phase", evaluate_phase(evaluation)},
-                 {"components", json::array()}, {"notes", analysis.layout.notes}};
+                 {"name", text_at(object, "name")}, {"components", json::array()}, {"notes", analysis.layout.notes}};
+  add_status(report, evaluation);
   if (report["name"] == "" && !text_at(object, "generateName").empty()) report["name"] = text_at(object, "generateName") + "*";
   std::int64_t pods = 0;
   double gpus = 0, cpu = 0, memory = 0;
@@ -68,7 +108,7 @@ json inspect_workload(const json& object, const CompiledDefinition& definition, 
                                         {"replicas", t.replicas}, {"gpusPerPod", r.gpus}, {"gpus", r.gpus * n},
                                         {"cpuPerPod", r.cpu}, {"cpu", r.cpu * n},
                                         {"memoryBytesPerPod", r.memory_bytes}, {"memoryBytes", r.memory_bytes * n}});
-      pods += t.replicas;
+      pods = checked_add(pods, t.replicas).value_or(INT64_MAX);  // a sum past 2^63-1 is shown as that
       gpus += r.gpus * n;
       cpu += r.cpu * n;
       memory += r.memory_bytes * n;
@@ -84,7 +124,8 @@ std::string render_inspection(const json& report) {
   std::string name = report["name"].get<std::string>();
   if (!report["namespace"].get<std::string>().empty()) name = report["namespace"].get<std::string>() + "/" + name;
   out << report["kind"].get<std::string>() << " " << name << " (" << report["apiVersion"].get<std::string>()
-      << ")  phase: " << report["phase"].get<std::string>() << "\n";
+      << ")  state: " << report["state"].get<std::string>() << "\n";
+  render_status(out, report);
   const json& components = report["components"];
   struct Row {
     std::string role, component, replicas, gpu_per_pod, gpu, cpu, memory;

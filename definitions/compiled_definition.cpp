@@ -5,13 +5,6 @@
 namespace karta {
 namespace {
 
-// The phases a status mapping may name, in the order they are tried.
-// Which status is reported when several match (issue: status as the published tools compute it).
-constexpr ResourceStatus kPhasePrecedence[] = {ResourceStatus::Failed,     ResourceStatus::Completed,
-                                               ResourceStatus::Suspended,  ResourceStatus::Suspending,
-                                               ResourceStatus::Resuming,   ResourceStatus::Degraded,
-                                               ResourceStatus::Running,    ResourceStatus::Initializing};
-
 // Rethrows jq's internal `break` (an object with "__jq"): jq 1.6's try would otherwise catch the break
 // that limit/2 uses to stop, and report it as an error of the expression.
 constexpr const char* kCatch =
@@ -43,6 +36,37 @@ JsonPointer pointer_from_jq_path(const json& path) {
     }
   }
   return pointer;
+}
+
+// A component and every component below it, by ownerRef.
+void add_with_descendants(const KartaDefinition& d, const std::string& name, std::set<std::string>& into) {
+  if (!into.insert(name).second) return;
+  for (const auto& child : d.children) {
+    if (child.owner_ref == name) add_with_descendants(d, child.name, into);
+  }
+}
+
+// A pod belongs to a pod group when its component or one of its ancestors is a member (as the published
+// StructureSummary resolves it), so a member stands for its whole subtree.
+GangPlan gang_plan(const KartaDefinition& d) {
+  GangPlan plan;
+  const auto& groups = d.gang->pod_groups;
+  if (groups.size() != 1) {
+    plan.not_computable = std::to_string(groups.size()) + " pod groups: one minimum for the workload cannot describe them";
+    return plan;
+  }
+  const PodGroupDefinition& group = groups.front();
+  for (const auto& member : group.members) {
+    if (!member.filters.empty() || !member.group_by_key_paths.empty()) {
+      plan.not_computable = "pod group \"" + group.name + "\" member \"" + member.component_name + "\" selects pods by " +
+                            (member.filters.empty() ? "groupByKeyPaths" : "filters") +
+                            ", which are known only once the pods exist";
+      return plan;
+    }
+    add_with_descendants(d, member.component_name, plan.components);
+  }
+  plan.whole_workload = group.members.empty();
+  return plan;
 }
 
 }  // namespace
@@ -97,7 +121,7 @@ std::shared_ptr<const CompiledDefinition> CompiledDefinition::compile(KartaDefin
     plan.status = &*status;
     if (status->conditions) plan.conditions = compiled->add(status->conditions->path, ExpressionMode::Value, T);
     plan.phase = compiled->add(status->phase, ExpressionMode::Value, T);
-    for (ResourceStatus phase : kPhasePrecedence) {
+    for (ResourceStatus phase : kPublishedStatusOrder) {
       auto it = status->mappings.find(phase);
       if (it == status->mappings.end()) continue;
       std::vector<StatusRulePlan> rules;
@@ -110,6 +134,19 @@ std::shared_ptr<const CompiledDefinition> CompiledDefinition::compile(KartaDefin
     }
     compiled->status_ = std::move(plan);
   }
+  if (const auto& suspend = d.root.suspend) {
+    SuspendPlan plan;
+    plan.suspend = &*suspend;
+    constexpr auto T = ExpressionGroup::Status;
+    for (const auto& action : suspend->suspend_actions) {
+      plan.suspend_paths.push_back(compiled->add(action.path, ExpressionMode::Path, T));
+    }
+    for (const auto& action : suspend->resume_actions) {
+      plan.resume_paths.push_back(compiled->add(action.path, ExpressionMode::Path, T));
+    }
+    compiled->suspend_ = std::move(plan);
+  }
+  if (d.gang) compiled->gang_ = gang_plan(d);
 
   for (auto group : {ExpressionGroup::Structure, ExpressionGroup::Status}) {
     std::vector<const CompiledExpression*> members;

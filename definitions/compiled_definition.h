@@ -9,6 +9,7 @@
 #include <limits>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -73,7 +74,24 @@ struct StatusPlan {
   const StatusDefinition* status = nullptr;
   ExpressionId conditions = kNoExpression;
   ExpressionId phase = kNoExpression;
-  std::vector<std::pair<ResourceStatus, std::vector<StatusRulePlan>>> mappings;  // in precedence order
+  std::vector<std::pair<ResourceStatus, std::vector<StatusRulePlan>>> mappings;  // in kPublishedStatusOrder
+};
+
+// The root's suspendDefinition: each action's path (Path mode, in the Status group: never evaluated on
+// admission), in the order the actions are written.
+struct SuspendPlan {
+  const SuspendDefinition* suspend = nullptr;
+  std::vector<ExpressionId> suspend_paths, resume_paths;
+};
+
+// Which pod templates the gang's minimum member count sums, decided once at load (docs/definitions.md,
+// "Gang scheduling"): the components a pod group names and their descendants, or every template.
+struct GangPlan {
+  bool whole_workload = false;
+  std::set<std::string> components;
+  // Set when no exact figure can be known at admission (several pod groups, members that select pods by
+  // filters or groupByKeyPaths): the annotation is then not written, and this says why.
+  std::optional<std::string> not_computable;
 };
 
 class DefinitionError : public std::runtime_error {
@@ -91,6 +109,8 @@ class CompiledDefinition {
   const GroupVersionKind& root_kind() const { return definition_.root_kind(); }
   const std::vector<ComponentPlan>& components() const { return components_; }
   const std::optional<StatusPlan>& status() const { return status_; }
+  const std::optional<SuspendPlan>& suspend() const { return suspend_; }
+  const std::optional<GangPlan>& gang() const { return gang_; }
   const std::vector<CompiledExpression>& expressions() const { return expressions_; }
   const JqProgram* bundle(ExpressionGroup group) const { return bundles_[static_cast<int>(group)].get(); }
 
@@ -102,6 +122,8 @@ class CompiledDefinition {
   std::vector<CompiledExpression> expressions_;
   std::vector<ComponentPlan> components_;
   std::optional<StatusPlan> status_;
+  std::optional<SuspendPlan> suspend_;
+  std::optional<GangPlan> gang_;
   std::array<std::unique_ptr<JqProgram>, 2> bundles_;
 };
 

@@ -75,6 +75,13 @@ struct ScaleDefinition {
 // The statuses of the published API (ResourceStatus), in the order they are declared there.
 enum class ResourceStatus { Initializing, Running, Completed, Failed, Degraded, Suspended, Suspending, Resuming, Undefined };
 
+// The order in which the published Go implementation (StatusMappings.Entries()) tries the statuses and
+// lists the ones that match: kli prints them in this order, and its first is the state karta-webhook
+// reports when several match (docs/definitions.md, "Status").
+inline constexpr ResourceStatus kPublishedStatusOrder[] = {
+    ResourceStatus::Resuming, ResourceStatus::Suspending,   ResourceStatus::Suspended, ResourceStatus::Running,
+    ResourceStatus::Failed,   ResourceStatus::Completed,    ResourceStatus::Initializing, ResourceStatus::Degraded};
+
 // "Running"; and the statusMappings key, "running".
 const char* status_name(ResourceStatus status);
 const char* status_mapping_key(ResourceStatus status);

@@ -69,6 +69,24 @@ WorkloadAnalysis analyze_workload(DefinitionEvaluation& evaluation, const std::v
   return analysis;
 }
 
+std::optional<std::int64_t> checked_add(std::int64_t a, std::int64_t b) {
+  std::int64_t sum = 0;
+  if (__builtin_add_overflow(a, b, &sum)) return std::nullopt;
+  return sum;
+}
+
+GangMinimum gang_minimum(const GangPlan& plan, const WorkloadLayout& layout) {
+  if (plan.not_computable) return {std::nullopt, plan.not_computable};
+  std::int64_t min_member = 0;
+  for (const auto& t : layout.templates) {
+    if (!plan.whole_workload && plan.components.count(t.component) == 0) continue;
+    auto sum = checked_add(min_member, t.replicas);
+    if (!sum) return {std::nullopt, "the replicas of the gang's members add up to more than 2^63-1"};
+    min_member = *sum;
+  }
+  return {min_member, std::nullopt};
+}
+
 std::string format_count(double value) {
   if (std::nearbyint(value) == value && std::fabs(value) < 1e15) return std::to_string(static_cast<long long>(value));
   std::ostringstream out;

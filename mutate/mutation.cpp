@@ -186,19 +186,12 @@ MutationOutcome mutate_workload(JsonElement object, const CompiledDefinition& de
     mutator.set(workload_annotations, policy.gpu.workload_total_annotation, format_count(analysis.total_gpus), true,
                 Where{});
   }
-  if (!policy.gang.min_member_annotation.empty() && definition.definition().gang) {
-    std::set<std::string> members;
-    bool whole_workload = false;
-    for (const auto& group : definition.definition().gang->pod_groups) {
-      if (group.members.empty()) whole_workload = true;
-      for (const auto& member : group.members) members.insert(member.component_name);
-    }
-    std::int64_t min_member = 0;
-    for (const auto& t : analysis.layout.templates) {
-      if (whole_workload || members.count(t.component) != 0) min_member += t.replicas;
-    }
-    if (min_member > 0) {
-      mutator.set(workload_annotations, policy.gang.min_member_annotation, std::to_string(min_member), true,
+  if (!policy.gang.min_member_annotation.empty() && definition.gang()) {
+    GangMinimum gang = gang_minimum(*definition.gang(), analysis.layout);
+    if (gang.not_computed) {
+      outcome.notes.push_back(policy.gang.min_member_annotation + " not written: " + *gang.not_computed);
+    } else if (*gang.min_member > 0) {
+      mutator.set(workload_annotations, policy.gang.min_member_annotation, std::to_string(*gang.min_member), true,
                   Where{});
     }
   }

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "admission/admission_service.h"
+#include "cli/inspect.h"
 #include "definitions/jq_program.h"
 #include "definitions/workload.h"
 #include "mutate/json_patch_builder.h"
@@ -114,6 +115,13 @@ void check_entry(const json& entry, const std::filesystem::path& corpus) {
   CHECK(full.notes == std::vector<std::string>{});
   json fully_patched = full.patch.empty() ? object : test::kubectl_apply(object, full.patch.value());
   CHECK(karta::mutate_workload(fully_patched, *definition, full_policy()).patch.value() == json::array());
+
+  // The gang size written (null: none, for kinds without gangScheduling), and the state: no sample has a
+  // status, so every one is Undefined.
+  json annotations = fully_patched["metadata"].value("annotations", json::object());
+  json gang = annotations.contains("kai.scheduler/batch-min-member") ? annotations["kai.scheduler/batch-min-member"] : json();
+  CHECK(gang == entry["gangMinMember"]);
+  CHECK(karta::inspect_workload(object, *definition, {"nvidia.com/gpu"})["state"] == entry["state"]);
 }
 
 void check_kind(const std::string& api_version, const std::string& kind, std::size_t samples) {

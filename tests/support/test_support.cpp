@@ -88,6 +88,17 @@ std::string run_command(const std::string& command, int* exit_code) {
   return output;
 }
 
+std::shared_ptr<const CompiledDefinition> compile_definition(const std::string& karta_yaml) {
+  auto definitions = parse_definitions(karta_yaml, "test.yaml");
+  REQUIRE(definitions.size() == 1);
+  return CompiledDefinition::compile(definitions[0], 1);
+}
+
+std::string made_up_karta(const std::string& name, const std::string& kind) {
+  return "apiVersion: run.ai/v1alpha1\nkind: Karta\nmetadata: {name: " + name + "}\nspec:\n  structureDefinition:\n"
+         "    rootComponent:\n      name: " + name + "\n      kind: {group: example.com, version: v1, kind: " + kind + "}\n";
+}
+
 json kubectl_apply(const json& object, const json& patch) {
   TempDir dir;
   {

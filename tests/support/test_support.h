@@ -44,6 +44,12 @@ std::vector<SourceDocument> documents(const std::filesystem::path& file);
 json document(const std::filesystem::path& file, std::size_t index = 0);
 
 const Catalog& builtin_catalog();
+
+// The one definition of a Karta document (YAML), compiled; fails the test when it does not parse.
+std::shared_ptr<const CompiledDefinition> compile_definition(const std::string& karta_yaml);
+// The start of a Karta for a made-up root kind `example.com/v1 <Kind>`, down to the root component's
+// kind: what follows adds its statusDefinition and the rest, indented for the root component.
+std::string made_up_karta(const std::string& name, const std::string& kind);
 Policy policy_from_yaml(const std::string& text);
 
 // Applies `patch` to `object` with `kubectl patch --local --type=json`, the API server's own JSON patch
