@@ -11,6 +11,7 @@
 
 #include "admission/admission_service.h"
 #include "definitions/documents.h"
+#include "cli/audit.h"
 #include "cli/inspect.h"
 #include "validate/definition_validation.h"
 #include "cli/webhook.h"
@@ -80,32 +81,13 @@ int mutate_offline(const CommonOptions& common, const std::string& manifest, std
   return 0;
 }
 
-// The files named, a directory standing for its *.yaml, *.yml and *.json files in name order.
-std::vector<std::string> expand_files(const std::vector<std::string>& names) {
-  std::vector<std::string> files;
-  for (const auto& name : names) {
-    if (!std::filesystem::is_directory(name)) {
-      files.push_back(name);
-      continue;
-    }
-    std::vector<std::string> inside;
-    for (const auto& entry : std::filesystem::directory_iterator(name)) {
-      auto extension = entry.path().extension();
-      if (extension == ".yaml" || extension == ".yml" || extension == ".json") inside.push_back(entry.path().string());
-    }
-    std::sort(inside.begin(), inside.end());
-    files.insert(files.end(), inside.begin(), inside.end());
-  }
-  return files;
-}
-
 int validate_offline(const std::vector<std::string>& names, const std::vector<std::string>& crd_directories,
                      std::ostream& out) {
   auto crds = std::make_shared<CrdSchemaSet>();
   for (const auto& directory : crd_directories) crds->add_directory(directory);
   CrdLookup lookup = [&](const GroupVersionKind& kind) { return crds->find(kind); };
   std::size_t definitions = 0, faulty = 0;
-  for (const auto& file : expand_files(names)) {
+  for (const auto& file : expand_manifest_paths(names)) {
     std::size_t in_file = 0;
     for (const auto& document : read_documents(file)) {
       if (!is_definition_object(document.value)) continue;
@@ -225,6 +207,9 @@ int run_command_line(int argc, char** argv, std::ostream& out, std::ostream& err
       ->check(CLI::IsMember({"text", "json"}))->capture_default_str();
   add_common_options(*inspect_command, common);
 
+  AuditCommand audit(app);
+  add_common_options(audit.command(), common);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -246,6 +231,7 @@ int run_command_line(int argc, char** argv, std::ostream& out, std::ostream& err
     if (*mutate_command) return mutate_offline(common, manifest, out);
     if (*inspect_command) return inspect_offline(common, inspect_manifest, inspect_output, out);
     if (*validate_command) return validate_offline(validate_files, validate_crds, out);
+    if (audit.chosen()) return audit.run(*load_state(common, 1), out, err);
   } catch (const std::exception& e) {
     err << "karta-webhook: " << e.what() << "\n";
     return 1;
