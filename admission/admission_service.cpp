@@ -186,6 +186,7 @@ AdmissionResult AdmissionService::validate(const AdmissionRequest& request, cons
   result.notes = std::move(layout.notes);
   result.decision = outcome.allowed ? AdmissionDecision::allow() : AdmissionDecision::deny(outcome.message);
   result.decision.warnings = std::move(outcome.warnings);
+  result.violations = std::move(outcome.violations);
   result.outcome = outcome.allowed ? (result.decision.warnings.empty() ? "allowed" : "allowed:warnings") : "denied";
   return result;
 }

@@ -37,6 +37,7 @@ struct AdmissionResult {
   AdmissionDecision decision;
   std::vector<std::string> notes;  // odd shapes met on the way; logged
   std::string outcome;             // short word for logs and metrics: patched, allowed, denied, skipped
+  std::vector<std::string> violations{};  // validate: the label policy's findings, in audit mode as in enforce
 };
 
 class AdmissionService {

@@ -10,6 +10,7 @@
 
 #include "admission/admission_service.h"
 #include "definitions/documents.h"
+#include "cli/audit.h"
 #include "cli/inspect.h"
 #include "cli/logging.h"
 #include "definitions/suspend.h"
@@ -71,32 +72,13 @@ int mutate_offline(const CommonOptions& common, const std::string& manifest, std
   return 0;
 }
 
-// The files named, a directory standing for its *.yaml, *.yml and *.json files in name order.
-std::vector<std::string> expand_files(const std::vector<std::string>& names) {
-  std::vector<std::string> files;
-  for (const auto& name : names) {
-    if (!std::filesystem::is_directory(name)) {
-      files.push_back(name);
-      continue;
-    }
-    std::vector<std::string> inside;
-    for (const auto& entry : std::filesystem::directory_iterator(name)) {
-      auto extension = entry.path().extension();
-      if (extension == ".yaml" || extension == ".yml" || extension == ".json") inside.push_back(entry.path().string());
-    }
-    std::sort(inside.begin(), inside.end());
-    files.insert(files.end(), inside.begin(), inside.end());
-  }
-  return files;
-}
-
 int validate_offline(const std::vector<std::string>& names, const std::vector<std::string>& crd_directories,
                      std::ostream& out) {
   auto crds = std::make_shared<CrdSchemaSet>();
   for (const auto& directory : crd_directories) crds->add_directory(directory);
   CrdLookup lookup = [&](const GroupVersionKind& kind) { return crds->find(kind); };
   std::size_t definitions = 0, faulty = 0;
-  for (const auto& file : expand_files(names)) {
+  for (const auto& file : expand_manifest_paths(names)) {
     std::size_t in_file = 0;
     for (const auto& document : read_documents(file)) {
       if (!is_definition_object(document.value)) continue;
@@ -251,6 +233,8 @@ int run_command_line(int argc, char** argv, std::ostream& out, std::ostream& err
   std::string suspend_manifest, resume_manifest;
   auto* suspend_command = add_suspend_command(app, "suspend", suspend_manifest, common);
   auto* resume_command = add_suspend_command(app, "resume", resume_manifest, common);
+  AuditCommand audit(app);
+  add_common_options(audit.command(), common);
 
   try {
     app.parse(argc, argv);
@@ -275,6 +259,7 @@ int run_command_line(int argc, char** argv, std::ostream& out, std::ostream& err
     if (*validate_command) return validate_offline(validate_files, validate_crds, out);
     if (*suspend_command) return suspend_offline(common, suspend_manifest, SuspendDirection::Suspend, out);
     if (*resume_command) return suspend_offline(common, resume_manifest, SuspendDirection::Resume, out);
+    if (audit.chosen()) return audit.run(*load_state(common, 1), out, err);
   } catch (const std::exception& e) {
     err << "karta-webhook: " << e.what() << "\n";
     return 1;

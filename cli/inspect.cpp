@@ -127,10 +127,7 @@ std::string render_inspection(const json& report) {
       << ")  state: " << report["state"].get<std::string>() << "\n";
   render_status(out, report);
   const json& components = report["components"];
-  struct Row {
-    std::string role, component, replicas, gpu_per_pod, gpu, cpu, memory;
-  };
-  std::vector<Row> rows{{"ROLE", "COMPONENT", "REPLICAS", "GPU/POD", "GPU", "CPU", "MEMORY"}};
+  std::vector<std::vector<std::string>> rows{{"ROLE", "COMPONENT", "REPLICAS", "GPU/POD", "GPU", "CPU", "MEMORY"}};
   for (std::size_t c = 0; c < components.size(); ++c) {
     const json& component = components[c];
     bool last_component = c + 1 == components.size();
@@ -154,24 +151,28 @@ std::string render_inspection(const json& report) {
   rows.push_back({"total", "", std::to_string(totals["pods"].get<std::int64_t>()), "",
                   format_count(totals["gpus"].get<double>()), cpu_text(totals["cpu"].get<double>()),
                   memory_text(totals["memoryBytes"].get<double>())});
-  std::vector<std::size_t> widths(7, 0);
-  for (const auto& row : rows) {
-    const std::string* cells[] = {&row.role, &row.component, &row.replicas, &row.gpu_per_pod, &row.gpu, &row.cpu, &row.memory};
-    for (std::size_t i = 0; i < 7; ++i) widths[i] = std::max(widths[i], cells[i]->size());
-  }
-  out << "\n";
-  for (const auto& row : rows) {
-    const std::string* cells[] = {&row.role, &row.component, &row.replicas, &row.gpu_per_pod, &row.gpu, &row.cpu, &row.memory};
-    std::string line;
-    for (std::size_t i = 0; i < 7; ++i) {
-      line += *cells[i];
-      if (i + 1 < 7) line += std::string(widths[i] - cells[i]->size() + 2, ' ');
-    }
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    out << line << "\n";
-  }
+  out << "\n" << render_columns(rows);
   for (const auto& note : report["notes"]) out << "note: " << note.get<std::string>() << "\n";
   return out.str();
+}
+
+std::string render_columns(const std::vector<std::vector<std::string>>& rows) {
+  std::vector<std::size_t> widths;
+  for (const auto& row : rows) {
+    if (widths.size() < row.size()) widths.resize(row.size(), 0);
+    for (std::size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], row[i].size());
+  }
+  std::string text;
+  for (const auto& row : rows) {
+    std::string line;
+    for (std::size_t i = 0; i < row.size(); ++i) {
+      line += row[i];
+      if (i + 1 < row.size()) line += std::string(widths[i] - row[i].size() + 2, ' ');
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    text += line + "\n";
+  }
+  return text;
 }
 
 }  // namespace karta

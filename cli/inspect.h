@@ -4,6 +4,7 @@
 // as JSON for scripts.
 
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -20,5 +21,8 @@ json inspect_workload(const json& object, const CompiledDefinition& definition,
 
 // The report as text: a tree, then a resources table.
 std::string render_inspection(const json& report);
+
+// Rows as aligned columns two spaces apart, trailing spaces trimmed, one line each.
+std::string render_columns(const std::vector<std::vector<std::string>>& rows);
 
 }  // namespace karta

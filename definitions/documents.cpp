@@ -225,4 +225,22 @@ std::vector<SourceDocument> read_documents(const std::filesystem::path& file) {
   return parse_documents(read_text_file(file), file.string());
 }
 
+std::vector<std::string> expand_manifest_paths(const std::vector<std::string>& names) {
+  std::vector<std::string> files;
+  for (const auto& name : names) {
+    if (!std::filesystem::is_directory(name)) {
+      files.push_back(name);
+      continue;
+    }
+    std::vector<std::string> inside;
+    for (const auto& entry : std::filesystem::directory_iterator(name)) {
+      auto extension = entry.path().extension();
+      if (extension == ".yaml" || extension == ".yml" || extension == ".json") inside.push_back(entry.path().string());
+    }
+    std::sort(inside.begin(), inside.end());
+    files.insert(files.end(), inside.begin(), inside.end());
+  }
+  return files;
+}
+
 }  // namespace karta

@@ -34,6 +34,9 @@ std::vector<SourceDocument> parse_documents(std::string_view text, const std::st
 // Reads a file and parses it as parse_documents does. Throws InputError naming the file.
 std::vector<SourceDocument> read_documents(const std::filesystem::path& file);
 
+// The files named, a directory standing for its *.yaml, *.yml and *.json files in name order.
+std::vector<std::string> expand_manifest_paths(const std::vector<std::string>& names);
+
 // The offset of the first byte that is not valid UTF-8, or npos.
 std::size_t utf8_error_offset(std::string_view text);
 

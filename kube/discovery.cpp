@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "kube/json_fields.h"
+
 namespace karta::kube {
 
 using json = nlohmann::json;
@@ -12,12 +14,6 @@ namespace {
 std::string lowercase(std::string text) {
   std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
   return text;
-}
-
-std::string string_at(const json& object, const char* key) {
-  if (!object.is_object()) return "";
-  auto found = object.find(key);
-  return found != object.end() && found->is_string() ? found->get<std::string>() : "";
 }
 
 std::vector<std::string> strings_at(const json& object, const char* key) {

@@ -3,25 +3,11 @@
 #include <stdexcept>
 #include <utility>
 
+#include "kube/json_fields.h"
+
 namespace karta::kube {
 
 using json = nlohmann::json;
-
-namespace {
-
-std::string string_at(const json& object, const char* key) {
-  if (!object.is_object()) return "";
-  auto found = object.find(key);
-  return found != object.end() && found->is_string() ? found->get<std::string>() : "";
-}
-
-std::string metadata_string(const json& object, const char* key) {
-  if (!object.is_object()) return "";
-  auto metadata = object.find("metadata");
-  return metadata == object.end() ? "" : string_at(*metadata, key);
-}
-
-}  // namespace
 
 std::string query_escape(const std::string& value) {
   static const char* hex = "0123456789ABCDEF";

@@ -8,24 +8,13 @@
 #include <spdlog/spdlog.h>
 
 #include "kube/list_pages.h"
+#include "kube/json_fields.h"
 
 namespace karta::kube {
 
 using json = nlohmann::json;
 
 namespace {
-
-std::string string_at(const json& object, const char* key) {
-  if (!object.is_object()) return "";
-  auto found = object.find(key);
-  return found != object.end() && found->is_string() ? found->get<std::string>() : "";
-}
-
-std::string metadata_string(const json& object, const char* key) {
-  if (!object.is_object()) return "";
-  auto metadata = object.find("metadata");
-  return metadata == object.end() ? "" : string_at(*metadata, key);
-}
 
 // Thrown out of a stream's line callback to stop reading it: the watch has nothing more to give.
 struct StreamGone {};

@@ -66,6 +66,7 @@ ValidationOutcome check_label_policy(JsonElement object, const WorkloadLayout& l
     check_labels(labels, policy.pod_templates, t.instance + " pod template", findings);
   }
   if (findings.empty()) return outcome;
+  outcome.violations = findings;
   if (policy.mode == LabelPolicyMode::Audit) {
     for (const auto& finding : findings) outcome.warnings.push_back("label policy (audit): " + finding);
     return outcome;

@@ -15,6 +15,8 @@ struct ValidationOutcome {
   bool allowed = true;
   std::string message;                // why it is denied: every fault, each with its place
   std::vector<std::string> warnings;  // findings that do not block
+  // The label policy's findings, each with its place, in either mode (what audit reports).
+  std::vector<std::string> violations;
 };
 
 }  // namespace karta

@@ -820,7 +820,8 @@ class FakeApiServer::Impl {
                              {"kind", r.kind}, {"verbs", {"get", "patch", "update"}}});
       }
     }
-    if (resources.empty()) return std::nullopt;
+    // The core group's v1 is always there; another group version only while something is served in it.
+    if (resources.empty() && !(group.empty() && version == "v1")) return std::nullopt;
     json list = {{"kind", "APIResourceList"}, {"groupVersion", group.empty() ? version : group + "/" + version},
                  {"resources", resources}};
     // /apis/GROUP/VERSION carries apiVersion v1; the core group's /api/v1 does not.

@@ -1,0 +1,301 @@
+#include "cli/audit.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <sstream>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/inspect.h"
+#include "definitions/documents.h"
+#include "kube/discovery.h"
+#include "kube/json_fields.h"
+#include "kube/kube_connection.h"
+#include "kube/list_pages.h"
+
+namespace karta {
+namespace {
+
+json& summary_row(std::map<std::string, json>& summary, const GroupVersionKind& kind, const std::string& namespace_name) {
+  json& row = summary[kind.api_version() + " " + kind.kind + " " + namespace_name];
+  if (row.is_null()) {
+    row = {{"apiVersion", kind.api_version()}, {"kind", kind.kind}, {"namespace", namespace_name},
+           {"workloads", 0}, {"skipped", 0}, {"violating", 0}, {"violations", 0}, {"patched", 0}, {"operations", 0}};
+  }
+  return row;
+}
+
+void count(json& row, const char* key, std::size_t n = 1) { row[key] = row[key].get<std::size_t>() + n; }
+
+const char* policy_mode(const LabelPolicy& policy) {
+  if (!policy.enabled) return "off";
+  return policy.mode == LabelPolicyMode::Enforce ? "enforce" : "audit";
+}
+
+// One patch operation as a line: "add /spec/template/spec/schedulerName \"kai-scheduler\"".
+std::string operation_text(const json& operation) {
+  std::string text = operation.value("op", "") + " " + operation.value("path", "");
+  if (operation.contains("value")) text += " " + operation["value"].dump();
+  return text;
+}
+
+// The catalog's definitions by group and kind, each with the versions defined: a cluster serves the
+// same objects in every version of a resource, so one version is listed.
+std::map<std::pair<std::string, std::string>, std::vector<GroupVersionKind>> kinds_by_group(const Catalog& catalog) {
+  std::map<std::pair<std::string, std::string>, std::vector<GroupVersionKind>> kinds;
+  for (const auto& definition : catalog.definitions()) {
+    const GroupVersionKind& kind = definition->root_kind();
+    kinds[{kind.group, kind.kind}].push_back(kind);
+  }
+  return kinds;
+}
+
+}  // namespace
+
+AuditReport::AuditReport(std::string source, const AdmissionState& state) : state_(state), source_(std::move(source)) {}
+
+void AuditReport::add(const json& object, const std::string& source) {
+  AdmissionRequest request = request_for_object(object);
+  if (is_definition_kind(request.kind)) return;
+  // The webhook's own decisions: what it skips (no definition, owned by a kind with one) is skipped here.
+  AdmissionResult mutated = AdmissionService::mutate(request, state_);
+  if (mutated.outcome == "skipped:no-definition") return;
+  json& row = summary_row(summary_, request.kind, request.namespace_name);
+  if (mutated.outcome.starts_with("skipped")) {
+    count(row, "skipped");
+    return;
+  }
+  AdmissionResult validated = AdmissionService::validate(request, state_);
+  count(row, "workloads");
+  const JsonPatch& patch = mutated.decision.patch;
+  if (validated.violations.empty() && patch.empty()) return;
+  std::string name = request.name;
+  if (std::string prefix = kube::metadata_string(object, "generateName"); name.empty() && !prefix.empty()) {
+    name = prefix + "*";
+  }
+  json workload = {{"apiVersion", request.kind.api_version()},
+                   {"kind", request.kind.kind},
+                   {"namespace", request.namespace_name},
+                   {"name", name}};
+  if (!source.empty()) workload["source"] = source;
+  workload["violations"] = validated.violations;
+  workload["patch"] = {{"operations", patch.size()}, {"set", patch.value()}};
+  if (!validated.violations.empty()) {
+    count(row, "violating");
+    count(row, "violations", validated.violations.size());
+  }
+  if (!patch.empty()) {
+    count(row, "patched");
+    count(row, "operations", patch.size());
+  }
+  workloads_.push_back(std::move(workload));
+}
+
+void AuditReport::add_kind(json entry, bool listed) {
+  if (!listed && entry.contains("error")) incomplete_ = true;
+  kinds_.push_back(std::move(entry));
+}
+
+bool AuditReport::enforced() const {
+  return state_.policy.label_policy.enabled && state_.policy.label_policy.mode == LabelPolicyMode::Enforce;
+}
+
+json AuditReport::to_json() const {
+  json summary = json::array();
+  json totals = {{"workloads", 0}, {"skipped", 0}, {"violating", 0}, {"violations", 0}, {"patched", 0}, {"operations", 0}};
+  for (const auto& [key, row] : summary_) {
+    summary.push_back(row);
+    for (auto& [name, value] : totals.items()) value = value.get<std::size_t>() + row[name].get<std::size_t>();
+  }
+  return {{"source", source_},   {"labelPolicy", policy_mode(state_.policy.label_policy)},
+          {"kinds", kinds_},     {"workloads", workloads_},
+          {"summary", summary},  {"totals", totals},
+          {"enforced", enforced()}, {"complete", !incomplete_}};
+}
+
+int AuditReport::exit_code() const {
+  if (enforced()) {
+    for (const auto& workload : workloads_) {
+      if (!workload["violations"].empty()) return 1;
+    }
+  }
+  return incomplete_ ? 2 : 0;
+}
+
+AuditReport audit_cluster(kube::ApiClient& client, const AdmissionState& state, const AuditOptions& options) {
+  AuditReport report("cluster " + client.connection().server_url(), state);
+  kube::Discovery discovery(client);
+  for (const auto& [group_kind, defined] : kinds_by_group(state.catalog)) {
+    // The cluster's preferred version among those defined, else the first it serves.
+    std::optional<kube::ApiResource> resource;
+    for (const std::string& version : discovery.versions(group_kind.first)) {
+      auto is_defined = [&](const GroupVersionKind& kind) { return kind.version == version; };
+      if (std::none_of(defined.begin(), defined.end(), is_defined)) continue;
+      if ((resource = discovery.resolve(group_kind.first, version, group_kind.second))) break;
+    }
+    if (!resource) {
+      json entry = {{"apiVersion", defined.front().api_version()}, {"kind", group_kind.second}};
+      std::string versions;
+      for (const auto& kind : defined) versions += (versions.empty() ? "" : ", ") + kind.api_version();
+      entry["note"] = "not served by the cluster (" + versions + "): skipped";
+      report.add_kind(std::move(entry), false);
+      continue;
+    }
+    json entry = {{"apiVersion", resource->api_version()}, {"kind", resource->kind}, {"resource", resource->plural}};
+    const std::string label = resource->kind + " (" + resource->api_version() + ")";
+    try {
+      kube::ListSummary listed = kube::list_all(
+          client, resource->collection_path(options.namespace_name),
+          {.label_selector = "", .page_size = options.page_size}, [&](kube::ListPage& page) {
+            for (const json& item : page.items) report.add(item);
+            if (options.progress) {
+              options.progress(label + ": " + std::to_string(page.items_so_far) + " listed, page " +
+                               std::to_string(page.number));
+            }
+          });
+      entry["listed"] = listed.items;
+      entry["pages"] = listed.pages;
+      report.add_kind(std::move(entry), true);
+    } catch (const kube::ApiError& e) {
+      if (e.cancelled()) throw;
+      entry["error"] = e.what();
+      report.add_kind(std::move(entry), false);
+    }
+  }
+  return report;
+}
+
+AuditReport audit_files(const std::vector<std::string>& files, const AdmissionState& state) {
+  std::string source = "files";
+  for (const auto& file : files) source += " " + file;
+  AuditReport report(source, state);
+  for (const auto& file : expand_manifest_paths(files)) {
+    for (const auto& document : read_documents(file)) report.add(document.value, document.source);
+  }
+  return report;
+}
+
+std::string render_audit(const json& report) {
+  std::ostringstream out;
+  out << "audit of " << report["source"].get<std::string>() << " (label policy: "
+      << report["labelPolicy"].get<std::string>() << ")\n";
+  for (const json& kind : report["kinds"]) {
+    out << "  " << kind["kind"].get<std::string>() << " (" << kind["apiVersion"].get<std::string>() << "): ";
+    if (kind.contains("listed")) {
+      out << kind["listed"].get<std::size_t>() << " listed in " << kind["pages"].get<std::size_t>() << " pages\n";
+    } else {
+      out << (kind.contains("error") ? "NOT LISTED: " + kind["error"].get<std::string>() : kind["note"].get<std::string>())
+          << "\n";
+    }
+  }
+  for (const json& workload : report["workloads"]) {
+    std::string name = workload["name"].get<std::string>();
+    if (!workload["namespace"].get<std::string>().empty()) name = workload["namespace"].get<std::string>() + "/" + name;
+    out << "\n" << workload["kind"].get<std::string>() << " " << name << " (" << workload["apiVersion"].get<std::string>()
+        << ")";
+    if (workload.contains("source")) out << "  " << workload["source"].get<std::string>();
+    out << "\n";
+    for (const json& violation : workload["violations"]) {
+      out << "  violation: " << violation.get<std::string>() << "\n";
+    }
+    const json& patch = workload["patch"];
+    if (patch["operations"].get<std::size_t>() > 0) {
+      out << "  patch: " << patch["operations"].get<std::size_t>() << " operations\n";
+      for (const json& operation : patch["set"]) out << "    " << operation_text(operation) << "\n";
+    }
+  }
+  std::vector<std::vector<std::string>> rows{
+      {"KIND", "APIVERSION", "NAMESPACE", "WORKLOADS", "SKIPPED", "VIOLATING", "VIOLATIONS", "PATCHED", "OPERATIONS"}};
+  auto numbers = [](const json& row) {
+    std::vector<std::string> cells;
+    for (const char* key : {"workloads", "skipped", "violating", "violations", "patched", "operations"}) {
+      cells.push_back(std::to_string(row[key].get<std::size_t>()));
+    }
+    return cells;
+  };
+  for (const json& row : report["summary"]) {
+    std::vector<std::string> cells{row["kind"].get<std::string>(), row["apiVersion"].get<std::string>(),
+                                   row["namespace"].get<std::string>()};
+    for (auto& cell : numbers(row)) cells.push_back(std::move(cell));
+    rows.push_back(std::move(cells));
+  }
+  std::vector<std::string> total{"total", "", ""};
+  for (auto& cell : numbers(report["totals"])) total.push_back(std::move(cell));
+  rows.push_back(std::move(total));
+  out << "\n" << render_columns(rows);
+  const json& totals = report["totals"];
+  std::size_t violating = totals["violating"].get<std::size_t>();
+  out << totals["workloads"].get<std::size_t>() << " workloads audited, " << violating
+      << " violate the label policy";
+  if (violating > 0) out << (report["enforced"].get<bool>() ? " (enforce: the webhook would deny them)" : " (audit: admitted with warnings)");
+  out << ", " << totals["patched"].get<std::size_t>() << " would be patched\n";
+  if (!report["complete"].get<bool>()) out << "the audit is incomplete: a kind could not be listed\n";
+  return out.str();
+}
+
+AuditCommand::AuditCommand(CLI::App& app) {
+  command_ = app.add_subcommand("audit", "Report what the webhook would deny and patch in the workloads that exist");
+  command_->footer(
+      "Examples:\n  karta-webhook audit --kubeconfig ~/.kube/config --policy examples/policy.yaml\n"
+      "  karta-webhook audit -f tests/corpus/samples --policy examples/policy.yaml --output json\n"
+      "Exits 1 when the label policy enforces and a workload violates it, 2 when the audit is incomplete (a kind\n"
+      "could not be listed, the cluster could not be reached, a manifest does not parse).");
+  command_->add_option("--kubeconfig", kubeconfig_, "Audit the cluster of this kubeconfig's current context")
+      ->check(CLI::ExistingFile);
+  command_->add_flag("--in-cluster", in_cluster_, "Audit the pod's own cluster, with its service account");
+  command_->add_option("-n,--namespace", namespace_name_, "Only this namespace (default: all)");
+  command_->add_option("-f,--filename", files_, "Audit manifests instead: YAML or JSON files, or directories of them")
+      ->check(CLI::ExistingPath);
+  command_->add_option("-o,--output", output_, "text or json")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
+  command_->add_option("--page-size", page_size_, "Objects per LIST page")->capture_default_str()->check(CLI::Range(1, 10000));
+}
+
+bool AuditCommand::chosen() const { return command_->parsed(); }
+
+AuditReport AuditCommand::audit_connected_cluster(const AdmissionState& state, std::ostream& err) const {
+  kube::KubeConnection connection;
+  if (in_cluster_) {
+    connection = kube::in_cluster_connection();
+  } else {
+    std::string file = kubeconfig_;
+    if (file.empty() && std::getenv("KUBECONFIG") != nullptr) file = std::getenv("KUBECONFIG");
+    if (file.empty() && std::getenv("HOME") != nullptr) file = std::string(std::getenv("HOME")) + "/.kube/config";
+    if (file.empty() || !std::filesystem::exists(file)) {
+      throw InputError("audit: no cluster (give --kubeconfig, --in-cluster or -f FILES)");
+    }
+    connection = kube::load_kubeconfig(file);
+  }
+  kube::ApiClient client(std::move(connection));
+  AuditOptions options;
+  options.namespace_name = namespace_name_;
+  options.page_size = page_size_;
+  // A progress line, rewritten in place, only for a person watching a terminal.
+  bool terminal = isatty(STDERR_FILENO) == 1;
+  if (terminal) options.progress = [&](const std::string& line) { err << "\r\033[K" << line << std::flush; };
+  AuditReport report = audit_cluster(client, state, options);
+  if (terminal) err << "\r\033[K" << std::flush;
+  return report;
+}
+
+int AuditCommand::run(const AdmissionState& state, std::ostream& out, std::ostream& err) const {
+  if (!files_.empty() && (!kubeconfig_.empty() || in_cluster_)) {
+    throw InputError("audit: -f and --kubeconfig/--in-cluster exclude each other");
+  }
+  std::optional<AuditReport> report;
+  try {
+    report.emplace(files_.empty() ? audit_connected_cluster(state, err) : audit_files(files_, state));
+  } catch (const std::runtime_error& e) {  // ApiError, KubeConfigError, InputError: no report at all
+    err << "karta-webhook audit: " << e.what() << "\n";
+    return 2;
+  }
+  json document = report->to_json();
+  out << (output_ == "json" ? document.dump(2) + "\n" : render_audit(document));
+  return report->exit_code();
+}
+
+}  // namespace karta

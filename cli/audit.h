@@ -1,0 +1,109 @@
+#pragma once
+
+// `karta-webhook audit`: what the webhook would do to the workloads that already exist, in a cluster
+// or in manifests. Admission only sees what is created or changed after the webhook is installed; the
+// audit shows, before the label policy goes from audit to enforce, which running workloads it would
+// deny, and what the webhook would add to each (queue labels, scheduler, GPU tolerations). It runs the
+// webhook's own decisions (AdmissionService::mutate and ::validate), so it skips what they skip: objects
+// whose controller's kind has a definition, and exempt namespaces.
+
+#include <cstddef>
+#include <functional>
+#include <map>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "admission/admission_service.h"
+#include "kube/api_client.h"
+
+namespace CLI {
+class App;
+}
+
+namespace karta {
+
+using json = nlohmann::json;
+
+struct AuditOptions {
+  std::string namespace_name;  // "" for all namespaces
+  std::size_t page_size = 500;
+  // Called after each LIST page: "JobSet (jobset.x-k8s.io/v1alpha2): 1500 listed, page 3".
+  std::function<void(const std::string& line)> progress;
+};
+
+// The report (README.md, "Audit", documents it; scripts rely on it):
+// {"source": "...", "labelPolicy": "enforce|audit|off",
+//  "kinds": [{"apiVersion", "kind", "resource", "listed", "pages"} or {"apiVersion", "kind", "note"}],
+//  "workloads": [{"apiVersion", "kind", "namespace", "name", "source" (files only),
+//                 "violations": ["workload: label \"team\" missing", ...],
+//                 "patch": {"operations": N, "set": [RFC 6902 operations]}}],
+//  "summary": [{"apiVersion", "kind", "namespace", "workloads", "skipped", "violating", "violations",
+//               "patched", "operations"}],
+//  "totals": {"workloads", "skipped", "violating", "violations", "patched", "operations"},
+//  "enforced": bool, "complete": bool}
+// Workloads are listed only when they have a violation or a patch; every one audited is counted in the
+// summary. "skipped" counts objects owned by a controller whose kind has a definition.
+class AuditReport {
+ public:
+  AuditReport(std::string source, const AdmissionState& state);
+
+  // Audits one object (read from `source`, for files).
+  void add(const json& object, const std::string& source = "");
+  // A kind of the catalog: listed, or not (its `note` or `error` says why; an error makes the audit
+  // incomplete).
+  void add_kind(json entry, bool listed);
+  bool enforced() const;  // the label policy is on, in enforce mode
+
+  json to_json() const;
+  // Exit status: 1 when the label policy enforces and a workload violates it, 2 when a kind could not
+  // be listed (the audit is incomplete), else 0. (run() also gives 2 when there is no report at all.)
+  int exit_code() const;
+
+ private:
+  const AdmissionState& state_;
+  std::string source_;
+  json kinds_ = json::array();
+  json workloads_ = json::array();
+  std::map<std::string, json> summary_;  // by "apiVersion kind namespace"
+  bool incomplete_ = false;
+};
+
+// LISTs every kind the catalog defines through `client` (in pages; kinds the cluster does not serve are
+// noted, one version per group and kind: the cluster's preferred among those defined) and audits each
+// object. ApiErrors of discovery pass through; a LIST that fails (403, say) is noted and the audit goes
+// on with the other kinds.
+AuditReport audit_cluster(kube::ApiClient& client, const AdmissionState& state, const AuditOptions& options);
+
+// Audits every object of the files (multi-document YAML or JSON; a directory stands for its *.yaml,
+// *.yml and *.json files).
+AuditReport audit_files(const std::vector<std::string>& files, const AdmissionState& state);
+
+// The report as text: each workload with its violations and what the patch sets, then the summary table.
+std::string render_audit(const json& report);
+
+// The `audit` subcommand and its flags; --definitions and --policy are the caller's (shared with the
+// other subcommands).
+class AuditCommand {
+ public:
+  explicit AuditCommand(CLI::App& app);
+  CLI::App& command() { return *command_; }
+  bool chosen() const;
+  int run(const AdmissionState& state, std::ostream& out, std::ostream& err) const;
+
+ private:
+  AuditReport audit_connected_cluster(const AdmissionState& state, std::ostream& err) const;
+
+  CLI::App* command_;
+  std::string kubeconfig_;
+  bool in_cluster_ = false;
+  std::string namespace_name_;
+  std::string output_ = "text";
+  std::size_t page_size_ = 500;
+  std::vector<std::string> files_;
+};
+
+}  // namespace karta
