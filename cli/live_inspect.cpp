@@ -53,7 +53,6 @@ bool condition_is(const json& pod, const char* type, const char* status, std::st
 std::string not_ready_reason(const json& pod) {
   std::string reason;
   if (condition_is(pod, "PodScheduled", "False", &reason) && !reason.empty()) return reason;
-  if (!metadata_string(pod, "reason").empty()) return metadata_string(pod, "reason");
   if (std::string r = string_or_empty(member_or_null(member_or_null(pod, "status"), "reason")); !r.empty()) return r;
   if (condition_is(pod, "Ready", "False", &reason)) return reason;
   return "";

@@ -103,6 +103,13 @@ std::vector<json> demo_pods() {
           jobset_pod("demo-worker-1-0-rrsxz", "demo", "worker", 1, "runai-cluster-worker-0-0")};
 }
 
+// The tests' now: 20 s after kCreated.
+std::chrono::system_clock::time_point twenty_seconds_later() {
+  std::tm tm{};
+  tm.tm_year = 126, tm.tm_mon = 11, tm.tm_mday = 2, tm.tm_hour = 1, tm.tm_min = 0, tm.tm_sec = 20;
+  return std::chrono::system_clock::from_time_t(timegm(&tm));
+}
+
 // An API server with pods, Jobs and JobSets, and a kubeconfig for it.
 struct Cluster {
   test::TempDir dir;
@@ -127,9 +134,7 @@ struct Cluster {
     karta::LiveOptions o;
     o.target = target;
     o.kubeconfig = kubeconfig.string();
-    std::tm tm{};
-    tm.tm_year = 126, tm.tm_mon = 11, tm.tm_mday = 2, tm.tm_hour = 1, tm.tm_min = 0, tm.tm_sec = 20;
-    o.now = std::chrono::system_clock::from_time_t(timegm(&tm));  // 20 s after kCreated
+    o.now = twenty_seconds_later();
     return o;
   }
 };
@@ -511,4 +516,33 @@ TOTAL       3          4     8250m   33280Mi
   CHECK(selectors == std::vector<std::string>{
                          "/api/v1/namespaces/research/pods?limit=500&labelSelector=app=trainer,example.com/role=driver",
                          "/api/v1/namespaces/research/pods?limit=500&labelSelector=app=trainer"});
+}
+
+TEST_CASE("a pod that is not ready says why: the scheduler's reason, the pod's, or its Ready condition's") {
+  const auto* definition = test::builtin_catalog().find({"jobset.x-k8s.io", "v1alpha2", "JobSet"});
+  REQUIRE(definition != nullptr);
+  std::vector<json> pod_objects = demo_pods();
+  pod_objects[1]["status"] = {{"phase", "Failed"}, {"reason", "Evicted"},
+                              {"message", "The node was low on resource: memory."},
+                              {"conditions", {{{"type", "Ready"}, {"status", "False"}, {"reason", "PodFailed"}}}}};
+  pod_objects[2]["status"] = {{"phase", "Succeeded"},
+                              {"conditions", {{{"type", "Ready"}, {"status", "False"}, {"reason", "PodCompleted"}}}}};
+  json view = karta::describe_live_workload(demo_jobset(), *definition, "catalog", pod_objects, {"nvidia.com/gpu"});
+  const json& worker = view["components"][0]["instances"][1];
+  CHECK(worker["replicas"] == json{{"desired", 2}, {"current", 2}, {"ready", 0}});
+  CHECK(worker["pods"] ==
+        json{{{"name", "demo-worker-0-0-j9pdc"}, {"phase", "Failed"}, {"ready", false}, {"node", "runai-cluster-worker-0-0"},
+              {"reason", "Evicted"}, {"resources", {{"gpus", 4}, {"cpu", 0}, {"memoryBytes", 0}}}},
+             {{"name", "demo-worker-1-0-rrsxz"}, {"phase", "Succeeded"}, {"ready", false}, {"node", "runai-cluster-worker-0-0"},
+              {"reason", "PodCompleted"}, {"resources", {{"gpus", 4}, {"cpu", 0}, {"memoryBytes", 0}}}}});
+  CHECK(karta::render_live_workload(view, twenty_seconds_later()) ==
+        R"(JobSet/demo   namespace: research   definition: jobset-v1alpha2 (catalog)   age: 20s
+
+`-- replicatedjob                   1/3 ready                  gpu: 12   runai-cluster-worker-0-0
+    |-- leader                      1/1 ready                  gpu: 4    runai-cluster-worker-0-0
+    |   `-- demo-leader-0-0-ck6kg   Running                    gpu: 4    runai-cluster-worker-0-0
+    `-- worker                      0/2 ready                  gpu: 8    runai-cluster-worker-0-0
+        |-- demo-worker-0-0-j9pdc   Failed (Evicted)           gpu: 4    runai-cluster-worker-0-0
+        `-- demo-worker-1-0-rrsxz   Succeeded (PodCompleted)   gpu: 4    runai-cluster-worker-0-0
+)" + kDemoPhaseAndResources);
 }
