@@ -12,6 +12,7 @@
 #include "definitions/documents.h"
 #include "cli/audit.h"
 #include "cli/inspect.h"
+#include "cli/live_inspect.h"
 #include "cli/logging.h"
 #include "definitions/suspend.h"
 #include "validate/definition_validation.h"
@@ -221,14 +222,16 @@ int run_command_line(int argc, char** argv, std::ostream& out, std::ostream& err
       ->check(CLI::ExistingDirectory);
 
   std::string inspect_manifest, inspect_output = "text";
-  auto* inspect_command = app.add_subcommand("inspect", "Show each workload of a file as its definition sees it");
+  auto* inspect_command = app.add_subcommand("inspect", "Show a live workload, or each workload of a file, as its definition sees it");
   inspect_command->footer("Example:\n  karta-webhook inspect -f examples/jobset-demo.yaml\n"
                           "  karta-webhook inspect -f examples/jobset-demo.yaml --output json");
   inspect_command->add_option("-f,--filename", inspect_manifest, "YAML or JSON manifest, several documents allowed")
-      ->required()->check(CLI::ExistingFile);
+      ->check(CLI::ExistingFile);
   inspect_command->add_option("-o,--output", inspect_output, "text or json")
       ->check(CLI::IsMember({"text", "json"}))->capture_default_str();
   add_common_options(*inspect_command, common);
+  LiveCommands live(app, *inspect_command);
+  add_common_options(live.list(), common);
 
   std::string suspend_manifest, resume_manifest;
   auto* suspend_command = add_suspend_command(app, "suspend", suspend_manifest, common);
@@ -254,6 +257,7 @@ int run_command_line(int argc, char** argv, std::ostream& out, std::ostream& err
       }
       return serve(common, std::move(config));
     }
+    if (auto code = live.run(common.definitions, common.policy, inspect_output, !inspect_manifest.empty(), out, err)) return *code;
     if (*mutate_command) return mutate_offline(common, manifest, out);
     if (*inspect_command) return inspect_offline(common, inspect_manifest, inspect_output, out);
     if (*validate_command) return validate_offline(validate_files, validate_crds, out);

@@ -113,6 +113,12 @@ std::shared_ptr<const CompiledDefinition> CompiledDefinition::compile(KartaDefin
       plan.instance_id = compiled->add(component->instance_id, ExpressionMode::Value, S);
       if (component->scale) plan.replicas = compiled->add(component->scale->replicas, ExpressionMode::Value, S);
     }
+    if (const auto& selector = component->pod_selector) {
+      constexpr auto P = ExpressionGroup::Pod;
+      if (selector->component_type) plan.pod_type_key = compiled->add(selector->component_type->key_path, ExpressionMode::Value, P);
+      plan.pod_instance_id = compiled->add(selector->instance_id_path, ExpressionMode::Value, P);
+      plan.pod_replica_key = compiled->add(selector->replica_key_path, ExpressionMode::Value, P);
+    }
     compiled->components_.push_back(plan);
   }
   if (const auto& status = d.root.status) {
@@ -148,7 +154,7 @@ std::shared_ptr<const CompiledDefinition> CompiledDefinition::compile(KartaDefin
   }
   if (d.gang) compiled->gang_ = gang_plan(d);
 
-  for (auto group : {ExpressionGroup::Structure, ExpressionGroup::Status}) {
+  for (auto group : {ExpressionGroup::Structure, ExpressionGroup::Status, ExpressionGroup::Pod}) {
     std::vector<const CompiledExpression*> members;
     for (auto& e : compiled->expressions_) {
       if (e.group == group && !e.simple) {

@@ -27,8 +27,10 @@ using ExpressionId = std::size_t;
 constexpr ExpressionId kNoExpression = std::numeric_limits<std::size_t>::max();
 
 enum class ExpressionMode { Path, Value };
-// Structure expressions run on every admission; status ones only when a phase is asked for.
-enum class ExpressionGroup { Structure = 0, Status = 1 };
+// Structure expressions run on every admission; status ones only when a phase is asked for; pod ones
+// (podSelector) on pods, not on the workload: an evaluation of a pod asks only for those.
+enum class ExpressionGroup { Structure = 0, Status = 1, Pod = 2 };
+constexpr std::size_t kExpressionGroups = 3;
 
 struct CompiledExpression {
   JqField field;
@@ -63,6 +65,9 @@ struct ComponentPlan {
   std::vector<ExpressionId> additional_containers;
   ExpressionId instance_id = kNoExpression;
   ExpressionId replicas = kNoExpression;
+  // podSelector, each evaluated on a pod (ExpressionGroup::Pod): componentTypeSelector.keyPath,
+  // componentInstanceSelector.idPath, replicaSelector.keyPath.
+  ExpressionId pod_type_key = kNoExpression, pod_instance_id = kNoExpression, pod_replica_key = kNoExpression;
 };
 
 struct StatusRulePlan {
@@ -124,7 +129,7 @@ class CompiledDefinition {
   std::optional<StatusPlan> status_;
   std::optional<SuspendPlan> suspend_;
   std::optional<GangPlan> gang_;
-  std::array<std::unique_ptr<JqProgram>, 2> bundles_;
+  std::array<std::unique_ptr<JqProgram>, kExpressionGroups> bundles_;
 };
 
 // The results of one definition's expressions on one object, computed on first use and kept. Belongs to

@@ -1,0 +1,548 @@
+// `inspect KIND/NAME` and `list` against the local API server: the seed's demo JobSet (a leader Job of 1
+// pod x 4 GPUs, a worker Job of 2 pods x 4 GPUs, three running ready pods) printed as `kli describe`
+// prints it, in text and JSON; its `list` row; pods no selector places; another JobSet's pods left out;
+// kinds resolved by kind, singular, plural, group-qualified name and short name; kinds the cluster does not
+// serve; and the API server's 403 and 404 answers.
+
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli/commands.h"
+#include "cli/live_inspect.h"
+#include "support/fake_api_server.h"
+#include "support/test_support.h"
+
+using karta::json;
+namespace test = karta::test;
+
+namespace {
+
+constexpr const char* kCreated = "2026-12-02T01:00:00Z";
+
+test::FakeResource pods() {
+  return {.group = "", .version = "v1", .kind = "Pod", .plural = "pods", .singular = "pod", .short_names = {"po"},
+          .subresources = {"status", "log"}};
+}
+test::FakeResource jobs() {
+  return {.group = "batch", .version = "v1", .kind = "Job", .plural = "jobs", .singular = "job", .subresources = {"status"}};
+}
+test::FakeResource jobsets() {
+  return {.group = "jobset.x-k8s.io", .version = "v1alpha2", .kind = "JobSet", .plural = "jobsets", .singular = "jobset",
+          .subresources = {"status"}};
+}
+
+json controller(const std::string& api_version, const std::string& kind, const std::string& name, const std::string& uid) {
+  return {{"apiVersion", api_version}, {"kind", kind}, {"name", name}, {"uid", uid}, {"controller", true},
+          {"blockOwnerDeletion", true}};
+}
+
+// A Job of a JobSet, as the JobSet controller creates it.
+json job(const std::string& jobset, const std::string& jobset_uid, const std::string& replicated_job, int index) {
+  std::string name = jobset + "-" + replicated_job + "-" + std::to_string(index);
+  return {{"apiVersion", "batch/v1"}, {"kind", "Job"},
+          {"metadata", {{"name", name}, {"namespace", "research"}, {"uid", "uid-job-" + name},
+                        {"labels", {{"jobset.sigs.k8s.io/jobset-name", jobset},
+                                    {"jobset.sigs.k8s.io/replicatedjob-name", replicated_job},
+                                    {"jobset.sigs.k8s.io/job-index", std::to_string(index)}}},
+                        {"ownerReferences", {controller("jobset.x-k8s.io/v1alpha2", "JobSet", jobset, jobset_uid)}}}},
+          {"spec", {{"parallelism", 1}, {"completions", 1}, {"completionMode", "Indexed"}}}};
+}
+
+// A pod of that Job, labelled as the JobSet and Job controllers label it (jobset_types.go's keys; the
+// Job controller's batch.kubernetes.io/* labels and completion index), running and ready on `node`
+// when `node` is given, else pending and unschedulable.
+json jobset_pod(const std::string& name, const std::string& jobset, const std::string& replicated_job, int index,
+                const std::string& node) {
+  std::string job_name = jobset + "-" + replicated_job + "-" + std::to_string(index);
+  json pod = {
+      {"apiVersion", "v1"}, {"kind", "Pod"},
+      {"metadata",
+       {{"name", name}, {"namespace", "research"}, {"uid", "uid-pod-" + name}, {"creationTimestamp", kCreated},
+        {"labels", {{"jobset.sigs.k8s.io/jobset-name", jobset}, {"jobset.sigs.k8s.io/replicatedjob-name", replicated_job},
+                    {"jobset.sigs.k8s.io/replicatedjob-replicas", replicated_job == "leader" ? "1" : "2"},
+                    {"jobset.sigs.k8s.io/job-index", std::to_string(index)},
+                    {"jobset.sigs.k8s.io/job-key", "0123456789abcdef"},
+                    {"batch.kubernetes.io/job-completion-index", "0"}, {"batch.kubernetes.io/job-name", job_name},
+                    {"batch.kubernetes.io/controller-uid", "uid-job-" + job_name}, {"job-name", job_name},
+                    {"controller-uid", "uid-job-" + job_name}}},
+        {"annotations", {{"batch.kubernetes.io/job-completion-index", "0"}}},
+        {"ownerReferences", {controller("batch/v1", "Job", job_name, "uid-job-" + job_name)}}}},
+      {"spec", {{"restartPolicy", "Never"},
+                {"containers", {{{"name", "trainer"}, {"image", "nvcr.io/nvidia/pytorch:24.05-py3"},
+                                 {"resources", {{"limits", {{"nvidia.com/gpu", "4"}}}, {"requests", {{"nvidia.com/gpu", "4"}}}}}}}}}}};
+  if (!node.empty()) {
+    pod["spec"]["nodeName"] = node;
+    pod["status"] = {{"phase", "Running"},
+                     {"conditions", {{{"type", "PodScheduled"}, {"status", "True"}}, {{"type", "Initialized"}, {"status", "True"}},
+                                     {{"type", "ContainersReady"}, {"status", "True"}}, {{"type", "Ready"}, {"status", "True"}}}}};
+  } else {
+    pod["status"] = {{"phase", "Pending"},
+                     {"conditions", {{{"type", "PodScheduled"}, {"status", "False"}, {"reason", "Unschedulable"},
+                                      {"message", "0/3 nodes are available: 3 Insufficient nvidia.com/gpu."}}}}};
+  }
+  return pod;
+}
+
+json demo_jobset() {
+  json demo = test::document(test::source_dir() / "examples/jobset-demo.yaml");
+  demo["metadata"]["uid"] = "uid-demo";
+  demo["metadata"]["creationTimestamp"] = kCreated;
+  return demo;
+}
+
+std::vector<json> demo_jobs() { return {job("demo", "uid-demo", "leader", 0), job("demo", "uid-demo", "worker", 0), job("demo", "uid-demo", "worker", 1)}; }
+
+// The seed's pods: `kli describe` shows all three on runai-cluster-worker-0-0.
+std::vector<json> demo_pods() {
+  return {jobset_pod("demo-leader-0-0-ck6kg", "demo", "leader", 0, "runai-cluster-worker-0-0"),
+          jobset_pod("demo-worker-0-0-j9pdc", "demo", "worker", 0, "runai-cluster-worker-0-0"),
+          jobset_pod("demo-worker-1-0-rrsxz", "demo", "worker", 1, "runai-cluster-worker-0-0")};
+}
+
+// The tests' now: 20 s after kCreated.
+std::chrono::system_clock::time_point twenty_seconds_later() {
+  std::tm tm{};
+  tm.tm_year = 126, tm.tm_mon = 11, tm.tm_mday = 2, tm.tm_hour = 1, tm.tm_min = 0, tm.tm_sec = 20;
+  return std::chrono::system_clock::from_time_t(timegm(&tm));
+}
+
+// An API server with pods, Jobs and JobSets, and a kubeconfig for it.
+struct Cluster {
+  test::TempDir dir;
+  test::FakeApiServer server{dir.path, {}};
+  std::filesystem::path kubeconfig = dir.path / "kubeconfig";
+
+  explicit Cluster(std::vector<json> jobset_objects, std::vector<json> job_objects, std::vector<json> pod_objects) {
+    server.serve(pods(), std::move(pod_objects));
+    server.serve(jobs(), std::move(job_objects));
+    server.serve(jobsets(), std::move(jobset_objects));
+    karta::kube::KubeConnection c = server.connection();
+    test::write_text(kubeconfig, "apiVersion: v1\nkind: Config\nclusters:\n- name: local\n  cluster:\n    server: https://" +
+                                     c.host + ":" + std::to_string(c.port) + "\n    certificate-authority-data: " +
+                                     test::base64(*c.ca_pem) +
+                                     (c.tls_server_name.empty() ? "" : "\n    tls-server-name: " + c.tls_server_name) +
+                                     "\nusers:\n- name: me\n  user:\n    token: " + c.token +
+                                     "\ncontexts:\n- name: local\n  context: {cluster: local, user: me, namespace: research}\n"
+                                     "current-context: local\n");
+  }
+
+  karta::LiveOptions options(const std::string& target = "") const {
+    karta::LiveOptions o;
+    o.target = target;
+    o.kubeconfig = kubeconfig.string();
+    o.now = twenty_seconds_later();
+    return o;
+  }
+};
+
+struct Run {
+  int code;
+  std::string out, err;
+};
+
+Run inspect(const karta::LiveOptions& options) {
+  std::ostringstream out, err;
+  int code = karta::inspect_live(options, out, err);
+  return {code, out.str(), err.str()};
+}
+
+Run list(const karta::LiveOptions& options) {
+  std::ostringstream out, err;
+  int code = karta::list_live(options, out, err);
+  return {code, out.str(), err.str()};
+}
+
+// The end of the seed's `kli describe` output: the demo's phase and requests, whatever its pods do.
+const std::string kDemoPhaseAndResources = R"(
+Phase: Running
+
+Resources:
+COMPONENT   REPLICAS   GPU   CPU   MEMORY
+leader      1          4     0     0
+worker      2          8     0     0
+TOTAL       3          12    0     0
+)";
+
+const std::string kDemoDescribe = R"(JobSet/demo   namespace: research   definition: jobset-v1alpha2 (catalog)   age: 20s
+
+`-- replicatedjob                   3/3 ready   gpu: 12   runai-cluster-worker-0-0
+    |-- leader                      1/1 ready   gpu: 4    runai-cluster-worker-0-0
+    |   `-- demo-leader-0-0-ck6kg   Running     gpu: 4    runai-cluster-worker-0-0
+    `-- worker                      2/2 ready   gpu: 8    runai-cluster-worker-0-0
+        |-- demo-worker-0-0-j9pdc   Running     gpu: 4    runai-cluster-worker-0-0
+        `-- demo-worker-1-0-rrsxz   Running     gpu: 4    runai-cluster-worker-0-0
+)" + kDemoPhaseAndResources;
+
+}  // namespace
+
+TEST_CASE("inspect jobset/demo prints the seed's tree: 3/3 ready, 12 GPUs, each pod Running on its node") {
+  Cluster cluster({demo_jobset()}, demo_jobs(), demo_pods());
+  Run run = inspect(cluster.options("jobset/demo"));
+  CHECK(run.code == 0);
+  CHECK(run.err == "");
+  CHECK(run.out == kDemoDescribe);
+
+  // Discovery, the JobSet, the Kartas, one LIST of the namespace's pods (no podSelector of JobSet's has
+  // matchLabels), and each Job of the owner chains once.
+  std::vector<std::string> asked;  // all but discovery's documents
+  for (const auto& target : cluster.server.targets()) {
+    if (target.find('?') != std::string::npos || target.find("/namespaces/") != std::string::npos) asked.push_back(target);
+  }
+  CHECK(asked == std::vector<std::string>{"/apis/run.ai/v1alpha1/kartas?limit=500",
+                                          "/apis/jobset.x-k8s.io/v1alpha2/namespaces/research/jobsets/demo",
+                                          "/api/v1/namespaces/research/pods?limit=500",
+                                          "/apis/batch/v1/namespaces/research/jobs/demo-leader-0",
+                                          "/apis/batch/v1/namespaces/research/jobs/demo-worker-0",
+                                          "/apis/batch/v1/namespaces/research/jobs/demo-worker-1"});
+}
+
+TEST_CASE("inspect --output json gives the same view, every figure in it") {
+  Cluster cluster({demo_jobset()}, demo_jobs(), demo_pods());
+  karta::LiveOptions options = cluster.options("jobset/demo");
+  options.output = "json";
+  Run run = inspect(options);
+  CHECK(run.code == 0);
+  auto pod = [](const std::string& name) {
+    return json{{"name", name}, {"phase", "Running"}, {"ready", true}, {"node", "runai-cluster-worker-0-0"},
+                {"resources", {{"gpus", 4}, {"cpu", 0}, {"memoryBytes", 0}}}};
+  };
+  auto replicas = [](int n) { return json{{"desired", n}, {"current", n}, {"ready", n}}; };
+  auto gpus = [](int n) { return json{{"gpus", n}, {"cpu", 0}, {"memoryBytes", 0}}; };
+  json nodes = {"runai-cluster-worker-0-0"};
+  json expected = {
+      {"apiVersion", "jobset.x-k8s.io/v1alpha2"}, {"kind", "JobSet"}, {"namespace", "research"}, {"name", "demo"},
+      {"createdAt", kCreated}, {"definition", "jobset-v1alpha2"}, {"origin", "catalog"}, {"phase", "Running"},
+      {"components",
+       {{{"name", "replicatedjob"}, {"kind", "batch/v1 Job"}, {"replicas", replicas(3)}, {"resources", gpus(12)},
+         {"nodes", nodes}, {"pods", json::array()},
+         {"instances",
+          {{{"name", "leader"}, {"replicas", replicas(1)}, {"resources", gpus(4)}, {"nodes", nodes},
+            {"pods", {pod("demo-leader-0-0-ck6kg")}}},
+           {{"name", "worker"}, {"replicas", replicas(2)}, {"resources", gpus(8)}, {"nodes", nodes},
+            {"pods", {pod("demo-worker-0-0-j9pdc"), pod("demo-worker-1-0-rrsxz")}}}}}}}},
+      {"unplaced", json::array()}, {"notes", json::array()},
+      {"totals", {{"replicas", replicas(3)}, {"resources", gpus(12)}}}};
+  CHECK(json::parse(run.out) == expected);
+}
+
+TEST_CASE("pods the selectors do not place are listed as unplaced; another JobSet's pods are left out") {
+  json other = demo_jobset();
+  other["metadata"]["name"] = "other";
+  other["metadata"]["uid"] = "uid-other";
+  std::vector<json> job_objects = demo_jobs();
+  job_objects.push_back(job("demo", "uid-demo", "ps", 0));  // a replicated job the JobSet's spec does not have
+  job_objects.push_back(job("other", "uid-other", "leader", 0));
+  std::vector<json> pod_objects = {jobset_pod("demo-leader-0-0-ck6kg", "demo", "leader", 0, "node-b"),
+                                   jobset_pod("demo-worker-0-0-j9pdc", "demo", "worker", 0, "node-a"),
+                                   jobset_pod("demo-worker-1-0-rrsxz", "demo", "worker", 1, ""),
+                                   jobset_pod("demo-ps-0-0-aaaaa", "demo", "ps", 0, "node-c"),
+                                   jobset_pod("other-leader-0-0-zzzzz", "other", "leader", 0, "node-a")};
+  Cluster cluster({demo_jobset(), other}, job_objects, pod_objects);
+  karta::LiveOptions options = cluster.options("jobset/demo");
+  options.page_size = 2;  // the pods come in three pages
+  Run run = inspect(options);
+  CHECK(run.code == 0);
+  CHECK(run.err == "");
+  CHECK(run.out == R"(JobSet/demo   namespace: research   definition: jobset-v1alpha2 (catalog)   age: 20s
+
+`-- replicatedjob                   2/3 ready                 gpu: 12   node-a,node-b
+    |-- leader                      1/1 ready                 gpu: 4    node-b
+    |   `-- demo-leader-0-0-ck6kg   Running                   gpu: 4    node-b
+    `-- worker                      1/2 ready                 gpu: 8    node-a
+        |-- demo-worker-0-0-j9pdc   Running                   gpu: 4    node-a
+        `-- demo-worker-1-0-rrsxz   Pending (Unschedulable)   gpu: 4    <none>
+
+Pods of this workload no podSelector places:
+`-- demo-ps-0-0-aaaaa   Running   gpu: 4   node-c   component replicatedjob: instance id "ps" is not one of the workload's (leader, worker)
+)" + kDemoPhaseAndResources);
+  std::size_t pages = 0;
+  for (const auto& target : cluster.server.targets()) {
+    if (target.starts_with("/api/v1/namespaces/research/pods?limit=2")) ++pages;
+  }
+  CHECK(pages == 3);
+}
+
+TEST_CASE("list prints one row per workload; Jobs and pods of the JobSet are not rows; unserved kinds are noted") {
+  Cluster cluster({demo_jobset()}, demo_jobs(), demo_pods());
+  Run run = list(cluster.options());
+  CHECK(run.code == 0);
+  CHECK(run.out == "NAMESPACE   NAME   KIND     PHASE     COMPONENTS             GPU   AGE\n"
+                   "research    demo   JobSet   Running   leader(1), worker(2)   12    20s\n");
+  std::string notes;
+  for (const auto& definition : test::builtin_catalog().definitions()) {
+    const auto& kind = definition->root_kind();
+    if (kind.kind == "JobSet" || kind.kind == "Job" || kind.kind == "Pod") continue;
+    notes += "note: " + kind.kind + " (" + kind.api_version() + ") is not served by the cluster: skipped\n";
+  }
+  CHECK(run.err == notes);
+
+  SUBCASE("as JSON") {
+    karta::LiveOptions options = cluster.options();
+    options.output = "json";
+    Run json_run = list(options);
+    CHECK(json::parse(json_run.out) ==
+          json{{"count", 1},
+               {"items", {{{"namespace", "research"}, {"name", "demo"}, {"kind", "JobSet"},
+                           {"apiVersion", "jobset.x-k8s.io/v1alpha2"}, {"phase", "Running"},
+                           {"components", {{{"name", "leader"}, {"replicas", 1}}, {{"name", "worker"}, {"replicas", 2}}}},
+                           {"gpus", 12}, {"createdAt", kCreated}, {"definition", "jobset-v1alpha2"},
+                           {"origin", "catalog"}}}}});
+  }
+  SUBCASE("a namespace with no workloads says so") {
+    karta::LiveOptions options = cluster.options();
+    options.namespace_name = "empty";
+    Run empty = list(options);
+    CHECK(empty.code == 0);
+    CHECK(empty.out == "");
+    CHECK(empty.err == "No workloads found in namespace empty.\n" + notes);
+  }
+}
+
+TEST_CASE("the kind is resolved through discovery by kind, singular, plural or group-qualified name") {
+  Cluster cluster({demo_jobset()}, demo_jobs(), demo_pods());
+  for (const char* target : {"JobSet/demo", "jobset/demo", "jobsets/demo", "jobsets.jobset.x-k8s.io/demo"}) {
+    CAPTURE(target);
+    Run run = inspect(cluster.options(target));
+    CHECK(run.code == 0);
+    CHECK(run.out == kDemoDescribe);
+  }
+}
+
+TEST_CASE("a short name resolves too: lws/vllm, whose worker pods are owned through their leader pod") {
+  Cluster cluster({}, {}, {});
+  cluster.server.serve({.group = "leaderworkerset.x-k8s.io", .version = "v1", .kind = "LeaderWorkerSet",
+                        .plural = "leaderworkersets", .singular = "leaderworkerset", .short_names = {"lws"}},
+                       {test::yaml(R"(
+apiVersion: leaderworkerset.x-k8s.io/v1
+kind: LeaderWorkerSet
+metadata: {name: vllm, namespace: research, uid: uid-vllm, creationTimestamp: "2026-12-02T00:55:00Z"}
+spec:
+  replicas: 1
+  leaderWorkerTemplate:
+    size: 2
+    leaderTemplate: {spec: {containers: [{name: leader, image: vllm, resources: {limits: {nvidia.com/gpu: 1, cpu: 500m, memory: 2Gi}}}]}}
+    workerTemplate: {spec: {containers: [{name: worker, image: vllm, resources: {limits: {nvidia.com/gpu: 1, cpu: "2", memory: 2Gi}}}]}}
+status:
+  conditions: [{type: Available, status: "True"}]
+)")});
+  cluster.server.serve({.group = "apps", .version = "v1", .kind = "StatefulSet", .plural = "statefulsets",
+                        .singular = "statefulset", .short_names = {"sts"}},
+                       {{{"metadata", {{"name", "vllm"}, {"namespace", "research"}, {"uid", "uid-sts-vllm"},
+                                       {"ownerReferences", {controller("leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet", "vllm", "uid-vllm")}}}}},
+                        {{"metadata", {{"name", "vllm-0"}, {"namespace", "research"}, {"uid", "uid-sts-vllm-0"},
+                                       {"ownerReferences", {controller("v1", "Pod", "vllm-0", "uid-pod-vllm-0")}}}}}});
+  auto lws_pod = [](const std::string& name, const std::string& index, const std::string& owner, const std::string& owner_uid,
+                    const std::string& node) {
+    json annotations = index == "0" ? json::object() : json{{"leaderworkerset.sigs.k8s.io/leader-name", "vllm-0"}};
+    return json{{"metadata", {{"name", name}, {"namespace", "research"}, {"uid", "uid-pod-" + name},
+                              {"labels", {{"leaderworkerset.sigs.k8s.io/name", "vllm"}, {"leaderworkerset.sigs.k8s.io/group-index", "0"},
+                                          {"leaderworkerset.sigs.k8s.io/worker-index", index}}},
+                              {"annotations", annotations},
+                              {"ownerReferences", {controller("apps/v1", "StatefulSet", owner, owner_uid)}}}},
+                {"spec", {{"nodeName", node},
+                          {"containers", {{{"name", "c"}, {"resources", {{"limits", {{"nvidia.com/gpu", "1"}, {"cpu", index == "0" ? "500m" : "2"}, {"memory", "2Gi"}}}}}}}}}},
+                {"status", {{"phase", "Running"}, {"conditions", {{{"type", "Ready"}, {"status", "True"}}}}}}};
+  };
+  cluster.server.add_objects("", "pods", {lws_pod("vllm-0", "0", "vllm", "uid-sts-vllm", "node-a"),
+                                          lws_pod("vllm-0-1", "1", "vllm-0", "uid-sts-vllm-0", "node-b")});
+  Run run = inspect(cluster.options("lws/vllm"));
+  CHECK(run.code == 0);
+  CHECK(run.err == "");
+  CHECK(run.out == R"(LeaderWorkerSet/vllm   namespace: research   definition: leaderworkerset-v1 (catalog)   age: 5m20s
+
+|-- leader             1/1 ready   gpu: 1   node-a
+|   `-- leader         1/1 ready   gpu: 1   node-a
+|       `-- vllm-0     Running     gpu: 1   node-a
+`-- worker             1/1 ready   gpu: 1   node-b
+    `-- worker         1/1 ready   gpu: 1   node-b
+        `-- vllm-0-1   Running     gpu: 1   node-b
+
+Phase: Running
+
+Resources:
+COMPONENT   REPLICAS   GPU   CPU     MEMORY
+leader      1          1     500m    2Gi
+worker      1          1     2       2Gi
+TOTAL       2          2     2500m   4Gi
+)");
+}
+
+TEST_CASE("a kind the cluster does not serve, or that no definition describes, is named in the error") {
+  Cluster cluster({demo_jobset()}, demo_jobs(), demo_pods());
+  Run unserved = inspect(cluster.options("rayclusters/r"));
+  CHECK(unserved.code == 1);
+  CHECK(unserved.out == "");
+  CHECK(unserved.err == "karta-webhook: the server doesn't have a resource type \"rayclusters\"\n");
+
+  cluster.server.serve({.group = "", .version = "v1", .kind = "ConfigMap", .plural = "configmaps", .singular = "configmap",
+                        .short_names = {"cm"}});
+  Run undefined = inspect(cluster.options("cm/settings"));
+  CHECK(undefined.code == 1);
+  CHECK(undefined.err == "karta-webhook: no Karta definition for ConfigMap (v1): neither the built-in catalog, "
+                         "--definitions nor the cluster's Kartas describe it\n");
+
+  Run malformed = inspect(cluster.options("demo"));
+  CHECK(malformed.code == 1);
+  CHECK(malformed.err == "karta-webhook: inspect wants KIND/NAME (jobset/demo), not \"demo\"\n");
+}
+
+TEST_CASE("404 and 403 answers give a message naming the resource and namespace, and exit 1") {
+  Cluster cluster({demo_jobset()}, demo_jobs(), demo_pods());
+  SUBCASE("no such JobSet") {
+    Run run = inspect(cluster.options("jobset/missing"));
+    CHECK(run.code == 1);
+    CHECK(run.out == "");
+    CHECK(run.err == "karta-webhook: jobsets.jobset.x-k8s.io \"missing\" not found in namespace research\n");
+  }
+  // inspect jobset/demo with a resource forbidden in the namespace: exit 1, nothing on out, the message.
+  auto denied = [&](const std::string& group, const std::string& plural) {
+    cluster.server.forbid(group, plural, "research");
+    Run run = inspect(cluster.options("jobset/demo"));
+    CHECK(run.code == 1);
+    CHECK(run.out == "");
+    return run.err;
+  };
+  SUBCASE("not allowed to get the JobSet") {
+    CHECK(denied("jobset.x-k8s.io", "jobsets") ==
+          "karta-webhook: not allowed to get jobsets.jobset.x-k8s.io \"demo\" in namespace research: "
+          "jobsets.jobset.x-k8s.io \"demo\" is forbidden: User \"system:serviceaccount:karta-system:karta-webhook\" "
+          "cannot get resource \"jobsets\" in API group \"jobset.x-k8s.io\" in the namespace \"research\"\n");
+  }
+  SUBCASE("not allowed to list the namespace's pods") {
+    CHECK(denied("", "pods") == "karta-webhook: not allowed to list pods in namespace research: pods is forbidden: User "
+                                "\"system:serviceaccount:karta-system:karta-webhook\" cannot list resource \"pods\" in API "
+                                "group \"\" in the namespace \"research\"\n");
+  }
+  SUBCASE("list: a kind that may not be listed is skipped with the server's reason") {
+    cluster.server.forbid("jobset.x-k8s.io", "jobsets", "research");
+    Run run = list(cluster.options());
+    CHECK(run.code == 0);
+    CHECK(run.out == "");
+    CHECK(run.err.starts_with("No workloads found in namespace research.\n"));
+    CHECK(run.err.find("note: not allowed to list jobsets.jobset.x-k8s.io in namespace research: jobsets.jobset.x-k8s.io "
+                       "is forbidden: User \"system:serviceaccount:karta-system:karta-webhook\" cannot list resource "
+                       "\"jobsets\" in API group \"jobset.x-k8s.io\" in the namespace \"research\": skipped\n") !=
+          std::string::npos);
+  }
+}
+
+TEST_CASE("the command line: inspect KIND/NAME with --kubeconfig and -n, and list") {
+  Cluster cluster({demo_jobset()}, demo_jobs(), demo_pods());
+  std::string config = cluster.kubeconfig.string();
+  auto run = [](std::vector<std::string> args) {
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    std::ostringstream out, err;
+    int code = karta::run_command_line(static_cast<int>(argv.size()), argv.data(), out, err);
+    return Run{code, out.str(), err.str()};
+  };
+  Run described = run({"karta-webhook", "inspect", "jobset/demo", "-n", "research", "--kubeconfig", config});
+  CHECK(described.code == 0);
+  // The age is now's: everything after the header is the seed's.
+  CHECK(described.out.substr(described.out.find('\n')) == kDemoDescribe.substr(kDemoDescribe.find('\n')));
+  Run listed = run({"karta-webhook", "list", "-A", "--kubeconfig", config});
+  CHECK(listed.code == 0);
+  CHECK(listed.out.starts_with("NAMESPACE   NAME   KIND     PHASE     COMPONENTS             GPU   AGE\n"
+                               "research    demo   JobSet   Running   leader(1), worker(2)   12    "));
+  Run neither = run({"karta-webhook", "inspect", "--kubeconfig", config});
+  CHECK(neither.code == 1);
+  CHECK(neither.err == "karta-webhook: inspect wants either -f MANIFEST or KIND/NAME of a live workload\n");
+}
+
+TEST_CASE("human_duration prints ages as kubectl does") {
+  using std::chrono::seconds;
+  CHECK(karta::human_duration(seconds(20)) == "20s");
+  CHECK(karta::human_duration(seconds(119)) == "119s");
+  CHECK(karta::human_duration(seconds(226)) == "3m46s");
+  CHECK(karta::human_duration(seconds(600)) == "10m");
+  CHECK(karta::human_duration(seconds(3 * 3600 + 120)) == "3h2m");
+  CHECK(karta::human_duration(seconds(30 * 3600)) == "30h");
+  CHECK(karta::human_duration(seconds(3 * 86400 + 4 * 3600)) == "3d4h");
+  CHECK(karta::human_duration(seconds(400 * 86400)) == "400d");
+}
+
+TEST_CASE("a cluster's Karta object defines a kind; matchLabels become the pods' label selectors") {
+  Cluster cluster({}, {}, {});
+  cluster.server.add(test::document(test::source_dir() / "tests/data/pod-attribution/labelled-trainer-karta.yaml"));
+  cluster.server.serve({.group = "example.com", .version = "v1", .kind = "Trainer", .plural = "trainers", .singular = "trainer"},
+                       {test::yaml(R"(
+apiVersion: example.com/v1
+kind: Trainer
+metadata: {name: t, namespace: research, uid: uid-t, creationTimestamp: "2026-12-02T01:00:00Z"}
+spec:
+  executors: 2
+  driver: {spec: {containers: [{name: d, image: x, resources: {requests: {cpu: 250m, memory: 512Mi}}}]}}
+  executor: {spec: {containers: [{name: e, image: x, resources: {limits: {nvidia.com/gpu: 2, cpu: "4", memory: 16Gi}}}]}}
+status: {phase: Running}
+)")});
+  auto trainer_pod = [](const std::string& name, const std::string& role, const std::string& app, const std::string& node) {
+    json gpu = role == "executor" ? json{{"limits", {{"nvidia.com/gpu", "2"}}}} : json::object();
+    return json{{"metadata", {{"name", name}, {"namespace", "research"}, {"labels", {{"example.com/role", role}, {"app", app}}},
+                              {"ownerReferences", {controller("example.com/v1", "Trainer", "t", "uid-t")}}}},
+                {"spec", {{"nodeName", node}, {"containers", {{{"name", "c"}, {"resources", gpu}}}}}},
+                {"status", {{"phase", "Running"}, {"conditions", {{{"type", "Ready"}, {"status", "True"}}}}}}};
+  };
+  cluster.server.add_objects("", "pods", {trainer_pod("t-driver", "driver", "trainer", "node-a"),
+                                          trainer_pod("t-exec-0", "executor", "trainer", "node-b"),
+                                          trainer_pod("t-exec-1", "executor", "trainer", "node-c"),
+                                          trainer_pod("t-sidecar", "executor", "other", "node-c")});
+  Run run = inspect(cluster.options("trainers/t"));
+  CHECK(run.code == 0);
+  CHECK(run.err == "");
+  CHECK(run.out == R"(Trainer/t   namespace: research   definition: trainer-v1 (cluster)   age: 20s
+
+|-- driver         1/1 ready            node-a
+|   `-- t-driver   Running              node-a
+`-- executor       2/2 ready   gpu: 4   node-b,node-c
+    |-- t-exec-0   Running     gpu: 2   node-b
+    `-- t-exec-1   Running     gpu: 2   node-c
+
+Phase: Running
+
+Resources:
+COMPONENT   REPLICAS   GPU   CPU     MEMORY
+driver      1          0     250m    512Mi
+executor    2          4     8       32Gi
+TOTAL       3          4     8250m   33280Mi
+)");
+  std::vector<std::string> selectors;
+  for (const auto& target : cluster.server.targets()) {
+    if (target.starts_with("/api/v1/namespaces/research/pods?")) selectors.push_back(test::percent_decode(target));
+  }
+  CHECK(selectors == std::vector<std::string>{
+                         "/api/v1/namespaces/research/pods?limit=500&labelSelector=app=trainer,example.com/role=driver",
+                         "/api/v1/namespaces/research/pods?limit=500&labelSelector=app=trainer"});
+}
+
+TEST_CASE("a pod that is not ready says why: the scheduler's reason, the pod's, or its Ready condition's") {
+  const auto* definition = test::builtin_catalog().find({"jobset.x-k8s.io", "v1alpha2", "JobSet"});
+  REQUIRE(definition != nullptr);
+  std::vector<json> pod_objects = demo_pods();
+  pod_objects[1]["status"] = {{"phase", "Failed"}, {"reason", "Evicted"},
+                              {"message", "The node was low on resource: memory."},
+                              {"conditions", {{{"type", "Ready"}, {"status", "False"}, {"reason", "PodFailed"}}}}};
+  pod_objects[2]["status"] = {{"phase", "Succeeded"},
+                              {"conditions", {{{"type", "Ready"}, {"status", "False"}, {"reason", "PodCompleted"}}}}};
+  json view = karta::describe_live_workload(demo_jobset(), *definition, "catalog", pod_objects, {"nvidia.com/gpu"});
+  const json& worker = view["components"][0]["instances"][1];
+  CHECK(worker["replicas"] == json{{"desired", 2}, {"current", 2}, {"ready", 0}});
+  CHECK(worker["pods"] ==
+        json{{{"name", "demo-worker-0-0-j9pdc"}, {"phase", "Failed"}, {"ready", false}, {"node", "runai-cluster-worker-0-0"},
+              {"reason", "Evicted"}, {"resources", {{"gpus", 4}, {"cpu", 0}, {"memoryBytes", 0}}}},
+             {{"name", "demo-worker-1-0-rrsxz"}, {"phase", "Succeeded"}, {"ready", false}, {"node", "runai-cluster-worker-0-0"},
+              {"reason", "PodCompleted"}, {"resources", {{"gpus", 4}, {"cpu", 0}, {"memoryBytes", 0}}}}});
+  CHECK(karta::render_live_workload(view, twenty_seconds_later()) ==
+        R"(JobSet/demo   namespace: research   definition: jobset-v1alpha2 (catalog)   age: 20s
+
+`-- replicatedjob                   1/3 ready                  gpu: 12   runai-cluster-worker-0-0
+    |-- leader                      1/1 ready                  gpu: 4    runai-cluster-worker-0-0
+    |   `-- demo-leader-0-0-ck6kg   Running                    gpu: 4    runai-cluster-worker-0-0
+    `-- worker                      0/2 ready                  gpu: 8    runai-cluster-worker-0-0
+        |-- demo-worker-0-0-j9pdc   Failed (Evicted)           gpu: 4    runai-cluster-worker-0-0
+        `-- demo-worker-1-0-rrsxz   Succeeded (PodCompleted)   gpu: 4    runai-cluster-worker-0-0
+)" + kDemoPhaseAndResources);
+}
