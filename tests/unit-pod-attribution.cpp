@@ -148,6 +148,26 @@ TEST_CASE("componentInstanceSelector: JobSet pods go to the replicated job their
   }
 }
 
+TEST_CASE("componentInstanceSelector: Kubeflow pods, labelled with the replica type in lower case, go to its instance") {
+  // The training operator labels pods training.kubeflow.org/replica-type: master|worker|launcher
+  // (strings.ToLower of the replica type); the instances are the map keys, Master, Worker, Launcher.
+  const std::string label = "training.kubeflow.org/replica-type";
+  const std::string id_path = ".metadata.labels[\"training.kubeflow.org/replica-type\"] // empty | (.[0:1] | "
+                              "ascii_upcase) + .[1:]";
+  json pytorch = test::document(test::source_dir() / "tests/corpus/samples/pytorchjob-1.yaml");
+  CHECK(placements(builtin("kubeflow.org", "v1", "PyTorchJob"), pytorch,
+                   {pod("mnist-master-0", {{label, "master"}}), pod("mnist-worker-0", {{label, "worker"}}),
+                    pod("mnist-ps-0", {{label, "ps"}}), pod("stray", {{"app", "x"}})}) ==
+        std::vector<std::string>{
+            "mnist-master-0 -> replica/Master", "mnist-worker-0 -> replica/Worker",
+            "mnist-ps-0: unplaced: component replica: instance id \"Ps\" is not one of the workload's (Master, Worker)",
+            "stray: unplaced: component replica: componentInstanceSelector.idPath " + id_path + " gave 0 values, not one"});
+  json mpi = test::document(test::source_dir() / "tests/corpus/samples/mpijob-1.yaml");
+  CHECK(placements(builtin("kubeflow.org", "v1", "MPIJob"), mpi,
+                   {pod("mnist-launcher", {{label, "launcher"}}), pod("mnist-worker-1", {{label, "worker"}})}) ==
+        std::vector<std::string>{"mnist-launcher -> replica/Launcher", "mnist-worker-1 -> replica/Worker"});
+}
+
 TEST_CASE("componentTypeSelector with keyPath: LeaderWorkerSet leaders by worker-index \"0\", workers by an annotation") {
   const auto& definition = builtin("leaderworkerset.x-k8s.io", "v1", "LeaderWorkerSet");
   json lws = test::yaml(R"(
