@@ -204,7 +204,7 @@ HttpResponse AdmissionService::handle(AdmissionEndpoint endpoint, const HttpRequ
     return plain(400, "malformed AdmissionReview: " + decoding.error);
   }
   const AdmissionRequest& request = decoding.review->request;
-  auto state = state_.load();
+  auto state = this->state();
   if (!state) return plain(503, "definitions and policy are not loaded yet");
 
   AdmissionResult result;
