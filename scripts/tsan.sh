@@ -5,6 +5,7 @@
 # ThreadSanitizer into build-tsan/jq, builds the tests with ThreadSanitizer against it, and runs the tests
 # that use libjq and the server from several threads at once. Any report fails the run.
 # Needs: autoconf automake libtool (apt-get install -y autoconf automake libtool), curl.
+#   scripts/tsan.sh [TOPIC...]     # default: the threaded topics below
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
@@ -39,8 +40,9 @@ export LD_LIBRARY_PATH="$root/jq/lib"
 export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1"
 # Concurrent admissions, reloads and definition compiles over HTTPS; the jq state pool; the metrics
 # shards; the watchers' threads against the local API server; the server's shutdown and drain.
-for topic in unit-concurrency unit-jq-program unit-admission-service unit-kube-client unit-http-protocol \
-             unit-webhook-lifecycle unit-webhook-end-to-end; do
+topics=${*:-unit-concurrency unit-jq-program unit-admission-service unit-kube-client unit-http-protocol \
+             unit-webhook-lifecycle unit-webhook-end-to-end}
+for topic in $topics; do
   echo "-- $topic"
   build-tsan/tests/karta-tests --no-intro=true --source-file="*/$topic.cpp"
 done

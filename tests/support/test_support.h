@@ -22,7 +22,7 @@ using json = nlohmann::json;
 
 // Bounds on time are behaviour ("answered within a second"), not benchmarks; an unoptimised sanitizer
 // build runs several times slower, so its bounds are scaled.
-#ifdef NDEBUG
+#if defined(NDEBUG) && !defined(KARTA_THREAD_SANITIZER)
 inline constexpr int kSlowdown = 1;
 #else
 inline constexpr int kSlowdown = 10;
