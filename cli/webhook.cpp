@@ -141,12 +141,8 @@ Webhook::Webhook(WebhookConfig config)
       {"GET", "/healthz", [](const HttpRequest&) { return text(200, "ok"); }},
       {"GET", "/readyz",
        [this](const HttpRequest&) {
-         if (shutting_down_) return text(503, "shutting down");
-         if (!service_->ready()) return text(503, "definitions not loaded");
-         if (config_.cluster && !cluster_loaded_) {
-           return text(503, "waiting for the first LIST of Kartas and CustomResourceDefinitions");
-         }
-         return text(200, "ok");
+         std::string why = not_ready_reason();
+         return why.empty() ? text(200, "ok") : text(503, std::move(why));
        }},
       {"GET", "/metrics",
        [service](const HttpRequest&) {
@@ -269,6 +265,13 @@ unsigned short Webhook::listen() {
 
 void Webhook::run(bool handle_signals) { server_->run(handle_signals); }
 void Webhook::shutdown() { server_->shutdown(); }
-bool Webhook::ready() const { return !shutting_down_ && service_->ready() && (!config_.cluster || cluster_loaded_); }
+std::string Webhook::not_ready_reason() const {
+  if (shutting_down_) return "shutting down";
+  if (!service_->ready()) return "definitions not loaded";
+  if (config_.cluster && !cluster_loaded_) return "waiting for the first LIST of Kartas and CustomResourceDefinitions";
+  return "";
+}
+
+bool Webhook::ready() const { return not_ready_reason().empty(); }
 
 }  // namespace karta

@@ -78,6 +78,8 @@ class Webhook {
   // Definitions loaded and, when watching a cluster, the first LIST of its Kartas and CRDs in them;
   // not shutting down. /readyz answers this.
   bool ready() const;
+  // Why ready() is false ("shutting down", ...), or "" when it is true.
+  std::string not_ready_reason() const;
 
  private:
   void watch_for_changes();
