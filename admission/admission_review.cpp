@@ -1,6 +1,6 @@
 #include "admission/admission_review.h"
 
-#include "definitions/json_text.h"
+#include "json/json_text.h"
 
 #include <algorithm>
 #include <array>

@@ -11,9 +11,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "definitions/documents.h"
-#include "definitions/json_document.h"
 #include "definitions/karta_definition.h"
+#include "json/documents.h"
+#include "json/json_document.h"
 #include "mutate/json_patch.h"
 
 namespace karta {

@@ -22,7 +22,7 @@
 #include "admission/admission_service.h"
 #include "definitions/builtin_catalog.h"
 #include "definitions/catalog.h"
-#include "definitions/documents.h"
+#include "json/documents.h"
 #include "policy/policy.h"
 
 // ---- allocation counting: every operator new of the process ----

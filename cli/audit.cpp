@@ -12,7 +12,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/inspect.h"
-#include "definitions/documents.h"
+#include "json/documents.h"
 #include "kube/discovery.h"
 #include "kube/json_fields.h"
 #include "kube/kube_connection.h"

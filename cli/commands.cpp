@@ -9,15 +9,15 @@
 #include <spdlog/spdlog.h>
 
 #include "admission/admission_service.h"
-#include "definitions/documents.h"
 #include "cli/audit.h"
 #include "cli/inspect.h"
 #include "cli/live_inspect.h"
 #include "cli/logging.h"
-#include "definitions/suspend.h"
-#include "validate/definition_validation.h"
 #include "cli/webhook.h"
+#include "definitions/suspend.h"
+#include "json/documents.h"
 #include "server/cpu_budget.h"
+#include "validate/definition_validation.h"
 
 namespace karta {
 namespace {

@@ -12,11 +12,11 @@
 #include <tuple>
 
 #include "cli/webhook.h"
-#include "definitions/json_document.h"
 #include "definitions/pod_attribution.h"
 #include "definitions/resources.h"
 #include "definitions/status.h"
 #include "definitions/workload.h"
+#include "json/json_document.h"
 #include "kube/api_client.h"
 #include "kube/discovery.h"
 #include "kube/kube_connection.h"

@@ -4,7 +4,7 @@
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
-#include "definitions/json_text.h"
+#include "json/json_text.h"
 
 namespace karta {
 namespace {

@@ -4,7 +4,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "definitions/documents.h"
+#include "json/documents.h"
 #include "server/cpu_budget.h"
 #include "validate/definition_validation.h"
 

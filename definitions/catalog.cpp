@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "definitions/builtin_catalog.h"
-#include "definitions/documents.h"
+#include "json/documents.h"
 
 namespace karta {
 

@@ -4,7 +4,7 @@
 #include <set>
 
 #include "definitions/api/published_api.h"
-#include "definitions/documents.h"
+#include "json/documents.h"
 #include "validate/openapi_schema.h"
 
 namespace karta {

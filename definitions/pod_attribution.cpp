@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "definitions/json_document.h"
 #include "definitions/status.h"
+#include "json/json_document.h"
 
 namespace karta {
 namespace {

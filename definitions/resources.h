@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "definitions/json_document.h"
+#include "json/json_document.h"
 
 namespace karta {
 

@@ -2,7 +2,7 @@
 
 #include <boost/container/small_vector.hpp>
 
-#include "definitions/documents.h"
+#include "json/documents.h"
 
 #include <cctype>
 

@@ -16,7 +16,7 @@
 #include <variant>
 #include <vector>
 
-#include "definitions/json_document.h"
+#include "json/json_document.h"
 
 namespace karta {
 

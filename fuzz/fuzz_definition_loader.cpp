@@ -11,8 +11,8 @@
 
 #include "definitions/catalog.h"
 #include "definitions/compiled_definition.h"
-#include "definitions/documents.h"
 #include "fuzz/fuzz_support.h"
+#include "json/documents.h"
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
   karta::fuzz::quiet_logs();

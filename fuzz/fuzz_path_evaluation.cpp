@@ -19,11 +19,11 @@
 #include <unordered_map>
 
 #include "admission/admission_review.h"
-#include "definitions/documents.h"
 #include "definitions/jq_program.h"
 #include "definitions/native_expression.h"
 #include "definitions/simple_path.h"
 #include "fuzz/fuzz_support.h"
+#include "json/documents.h"
 
 namespace {
 

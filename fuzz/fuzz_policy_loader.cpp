@@ -10,8 +10,8 @@
 #include <string>
 
 #include "definitions/catalog.h"
-#include "definitions/documents.h"
 #include "fuzz/fuzz_support.h"
+#include "json/documents.h"
 #include "mutate/mutation.h"
 #include "policy/policy.h"
 

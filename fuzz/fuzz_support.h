@@ -13,7 +13,7 @@
 
 #include "admission/admission_service.h"
 #include "definitions/catalog.h"
-#include "definitions/documents.h"
+#include "json/documents.h"
 #include "policy/policy.h"
 
 namespace karta::fuzz {

@@ -1,6 +1,6 @@
 #include "mutate/json_patch_builder.h"
 
-#include "definitions/json_text.h"
+#include "json/json_text.h"
 
 #include <algorithm>
 #include <charconv>

@@ -16,7 +16,7 @@
 #include <boost/container/small_vector.hpp>
 #include <nlohmann/json.hpp>
 
-#include "definitions/json_document.h"
+#include "json/json_document.h"
 #include "mutate/json_patch.h"
 
 namespace karta {

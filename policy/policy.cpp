@@ -5,7 +5,7 @@
 
 #include <re2/re2.h>
 
-#include "definitions/documents.h"
+#include "json/documents.h"
 
 namespace karta {
 namespace {

@@ -14,7 +14,7 @@
 
 #include "admission/admission_service.h"
 #include "cli/audit.h"
-#include "definitions/documents.h"
+#include "json/documents.h"
 #include "kube/api_client.h"
 #include "support/fake_api_server.h"
 #include "support/test_support.h"

@@ -5,7 +5,7 @@
 // with controller: true).
 #include <doctest/doctest.h>
 
-#include "definitions/documents.h"
+#include "json/documents.h"
 #include "support/running_webhook.h"
 #include "support/test_support.h"
 

@@ -1,6 +1,6 @@
 #include <doctest/doctest.h>
 
-#include "definitions/documents.h"
+#include "json/documents.h"
 
 using karta::json;
 using karta::parse_documents;

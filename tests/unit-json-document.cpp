@@ -3,7 +3,7 @@
 #include <optional>
 #include <thread>
 
-#include "definitions/json_document.h"
+#include "json/json_document.h"
 
 using karta::json;
 using karta::JsonDocument;

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "definitions/json_text.h"
+#include "json/json_text.h"
 
 using karta::json;
 

@@ -14,7 +14,7 @@
 
 #include "admission/admission_service.h"
 #include "definitions/api/published_api.h"
-#include "definitions/documents.h"
+#include "json/documents.h"
 #include "kube/api_client.h"
 #include "kube/kube_connection.h"
 #include "kube/watcher.h"

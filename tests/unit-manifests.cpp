@@ -4,7 +4,7 @@
 #include <doctest/doctest.h>
 #include <yaml-cpp/yaml.h>
 
-#include "definitions/documents.h"
+#include "json/documents.h"
 
 #include <sys/wait.h>
 

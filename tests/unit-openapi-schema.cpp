@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "definitions/api/published_api.h"
-#include "definitions/documents.h"
+#include "json/documents.h"
 #include "support/test_support.h"
 #include "validate/openapi_schema.h"
 

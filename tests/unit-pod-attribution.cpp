@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "definitions/catalog.h"
-#include "definitions/json_document.h"
 #include "definitions/pod_attribution.h"
 #include "definitions/workload.h"
+#include "json/json_document.h"
 #include "support/fake_api_server.h"
 #include "support/test_support.h"
 

@@ -1,6 +1,6 @@
 #include <doctest/doctest.h>
 
-#include "definitions/documents.h"
+#include "json/documents.h"
 #include "policy/policy.h"
 #include "support/test_support.h"
 

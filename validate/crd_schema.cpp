@@ -9,8 +9,8 @@
 #include <utility>
 #include <variant>
 
-#include "definitions/documents.h"
 #include "definitions/simple_path.h"
+#include "json/documents.h"
 #include "validate/jq_safety.h"
 
 namespace karta {

@@ -56,7 +56,7 @@ class CrdSchemaSet {
  public:
   // Adds one entry per served version of a CustomResourceDefinition (apiextensions.k8s.io v1, or v1beta1
   // with spec.version / spec.validation). An entry for the same group, version and kind replaces the
-  // earlier one. Throws InputError (definitions/documents.h) when the document is not a
+  // earlier one. Throws InputError (json/documents.h) when the document is not a
   // CustomResourceDefinition or has no spec.group, spec.names.kind or version.
   void add_crd(const json& crd_document);
 

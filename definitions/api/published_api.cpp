@@ -5,7 +5,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "definitions/documents.h"
+#include "json/documents.h"
 
 namespace karta {
 namespace {

@@ -13,7 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "definitions/catalog.h"
-#include "definitions/documents.h"
+#include "json/documents.h"
 #include "policy/policy.h"
 
 namespace karta::test {

@@ -20,7 +20,7 @@
 #include <nlohmann/json.hpp>
 #include <simdjson.h>
 
-#include "definitions/json_pointer.h"
+#include "json/json_pointer.h"
 
 namespace karta {
 

@@ -1,4 +1,4 @@
-#include "definitions/json_pointer.h"
+#include "json/json_pointer.h"
 
 #include <charconv>
 

@@ -1,4 +1,4 @@
-#include "definitions/json_text.h"
+#include "json/json_text.h"
 
 #include <array>
 #include <charconv>

@@ -1,6 +1,6 @@
-#include "definitions/documents.h"
+#include "json/documents.h"
 
-#include "definitions/json_text.h"
+#include "json/json_text.h"
 
 #include <algorithm>
 #include <charconv>

@@ -1,4 +1,4 @@
-#include "definitions/json_document.h"
+#include "json/json_document.h"
 
 #include <algorithm>
 #include <charconv>
