@@ -13,10 +13,10 @@
 
 #include "cli/webhook.h"
 #include "definitions/pod_attribution.h"
-#include "definitions/resources.h"
 #include "definitions/status.h"
 #include "definitions/workload.h"
 #include "json/json_document.h"
+#include "k8s/resources.h"
 #include "kube/api_client.h"
 #include "kube/discovery.h"
 #include "kube/kube_connection.h"

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "definitions/pod_template_locator.h"
-#include "definitions/resources.h"
+#include "k8s/resources.h"
 
 namespace karta {
 

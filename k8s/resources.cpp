@@ -1,4 +1,4 @@
-#include "definitions/resources.h"
+#include "k8s/resources.h"
 
 #include <algorithm>
 #include <cmath>
