@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "definitions/karta_definition.h"
+#include "k8s/group_version_kind.h"
 #include "json/documents.h"
 #include "json/json_document.h"
 #include "mutate/json_patch.h"

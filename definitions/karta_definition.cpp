@@ -576,12 +576,6 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
   return row[b.size()];
 }
 
-GroupVersionKind GroupVersionKind::from_api_version(const std::string& api_version, const std::string& kind) {
-  auto slash = api_version.find('/');
-  if (slash == std::string::npos) return {"", api_version, kind};
-  return {api_version.substr(0, slash), api_version.substr(slash + 1), kind};
-}
-
 std::vector<const Component*> KartaDefinition::components() const {
   std::vector<const Component*> all{&root};
   for (const auto& child : children) all.push_back(&child);

@@ -14,24 +14,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "k8s/group_version_kind.h"
+
 namespace karta {
 
 using json = nlohmann::json;
-
-struct GroupVersionKind {
-  std::string group;  // empty for the core group
-  std::string version;
-  std::string kind;
-
-  std::string api_version() const { return group.empty() ? version : group + "/" + version; }
-  std::string to_string() const { return api_version() + " " + kind; }
-  bool empty() const { return group.empty() && version.empty() && kind.empty(); }
-  bool operator==(const GroupVersionKind&) const = default;
-  auto operator<=>(const GroupVersionKind&) const = default;
-
-  // "apps/v1" + "Deployment"; "v1" is the core group.
-  static GroupVersionKind from_api_version(const std::string& api_version, const std::string& kind);
-};
 
 // Which published form a definition object is written in.
 enum class DefinitionForm {

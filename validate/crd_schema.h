@@ -39,7 +39,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "definitions/karta_definition.h"
+#include "k8s/group_version_kind.h"
 
 namespace karta {
 
