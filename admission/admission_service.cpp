@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include "definitions/pod_template_locator.h"
+#include "k8s/name_syntax.h"
 #include "mutate/json_patch_builder.h"
 #include "mutate/mutation.h"
 #include "validate/definition_validation.h"

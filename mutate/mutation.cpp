@@ -3,6 +3,7 @@
 #include <set>
 
 #include "definitions/workload.h"
+#include "k8s/name_syntax.h"
 #include "mutate/json_patch_builder.h"
 
 namespace karta {

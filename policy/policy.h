@@ -79,11 +79,6 @@ struct Policy {
 Policy parse_policy(const json& document, const std::string& source);
 Policy load_policy(const std::filesystem::path& file);
 
-// Kubernetes' syntax rules (apimachinery's validation): the reason a key or value is invalid, or "".
-std::string label_key_error(const std::string& key);
-std::string label_value_error(const std::string& value);
-std::string annotation_key_error(const std::string& key);
-
 // The values placeholders are filled with, for one pod template.
 struct PlaceholderValues {
   std::string namespace_name, name, kind, group, component, instance, gpus;

@@ -5,6 +5,7 @@
 #include <re2/re2.h>
 
 #include "definitions/compiled_definition.h"
+#include "k8s/name_syntax.h"
 
 namespace karta {
 namespace {
