@@ -13,9 +13,9 @@
 #include "cli/inspect.h"
 #include "cli/live_inspect.h"
 #include "cli/logging.h"
-#include "cli/webhook.h"
 #include "definitions/suspend.h"
 #include "json/documents.h"
+#include "runtime/webhook.h"
 #include "server/cpu_budget.h"
 #include "validate/definition_validation.h"
 

@@ -11,7 +11,6 @@
 #include <sstream>
 #include <tuple>
 
-#include "cli/webhook.h"
 #include "definitions/pod_attribution.h"
 #include "definitions/status.h"
 #include "definitions/workload.h"
@@ -21,6 +20,7 @@
 #include "kube/discovery.h"
 #include "kube/kube_connection.h"
 #include "kube/list_pages.h"
+#include "runtime/webhook.h"
 
 namespace karta {
 namespace {

@@ -8,8 +8,8 @@
 #include <regex>
 
 #include "admission/admission_service.h"
-#include "cli/webhook.h"
 #include "definitions/api/published_api.h"
+#include "runtime/webhook.h"
 #include "support/running_webhook.h"
 #include "support/test_support.h"
 #include "validate/definition_validation.h"

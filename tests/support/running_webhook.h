@@ -6,7 +6,7 @@
 #include <functional>
 #include <thread>
 
-#include "cli/webhook.h"
+#include "runtime/webhook.h"
 #include "support/test_support.h"
 
 namespace karta::test {

@@ -1,4 +1,4 @@
-#include "cli/webhook.h"
+#include "runtime/webhook.h"
 
 #include <functional>
 
