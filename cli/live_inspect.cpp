@@ -20,7 +20,7 @@
 #include "kube/discovery.h"
 #include "kube/kube_connection.h"
 #include "kube/list_pages.h"
-#include "runtime/webhook.h"
+#include "runtime/admission_state_loader.h"
 
 namespace karta {
 namespace {

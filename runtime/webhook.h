@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "admission/admission_service.h"
+#include "runtime/admission_state_loader.h"
 #include "kube/kube_connection.h"
 #include "kube/watcher.h"
 #include "server/https_server.h"
@@ -34,36 +35,6 @@ struct WebhookConfig {
   std::optional<kube::KubeConnection> cluster;
   kube::WatcherOptions watcher_options;
 };
-
-// What the API server says: Karta objects and CRDs, kept by the watchers.
-struct ClusterSources {
-  std::map<std::string, json> kartas;  // by name
-  std::map<std::string, json> crds;    // by name
-};
-
-// Builds admission states: the built-in catalog, definition directories and the policy, reusing
-// compiled definitions that did not change.
-class AdmissionStateLoader {
- public:
-  AdmissionStateLoader(std::vector<std::filesystem::path> directories, std::filesystem::path policy_file,
-                       std::size_t concurrency, std::vector<std::filesystem::path> crd_directories = {});
-  // Throws InputError or DefinitionError; a failed load leaves the cache as it was. Cluster definitions
-  // that fail validation are not loaded: each is logged and listed in `rejected`.
-  std::shared_ptr<AdmissionState> load(const ClusterSources& cluster = {}, std::vector<std::string>* rejected = nullptr);
-  // A fingerprint of what load() reads: changes when any definition file or the policy changes.
-  std::string fingerprint() const;
-
- private:
-  std::vector<std::filesystem::path> directories_;
-  std::filesystem::path policy_file_;
-  std::vector<std::filesystem::path> crd_directories_;
-  DefinitionCache cache_;
-};
-
-// Loads definitions and policy once (a broken one is a broken environment: throws).
-std::shared_ptr<AdmissionState> load_admission_state(const std::vector<std::filesystem::path>& definition_directories,
-                                                     const std::filesystem::path& policy_file,
-                                                     std::size_t concurrency);
 
 class Webhook {
  public:

@@ -9,7 +9,7 @@
 
 #include "admission/admission_service.h"
 #include "definitions/api/published_api.h"
-#include "runtime/webhook.h"
+#include "runtime/admission_state_loader.h"
 #include "support/running_webhook.h"
 #include "support/test_support.h"
 #include "validate/definition_validation.h"

@@ -1,0 +1,53 @@
+#pragma once
+
+// The state an admission is decided on (AdmissionState: the catalog, the policy, the CRD schemas and the
+// cluster's Kartas), built from the built-in catalog, --definitions directories, --policy, --crds and what
+// the cluster's watchers keep. `serve` reloads it when any of them changes; `audit` and `inspect` load it
+// once.
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "admission/admission_service.h"
+#include "definitions/catalog.h"
+
+namespace karta {
+
+using json = nlohmann::json;
+
+// What the API server says: Karta objects and CRDs, kept by the watchers.
+struct ClusterSources {
+  std::map<std::string, json> kartas;  // by name
+  std::map<std::string, json> crds;    // by name
+};
+
+// Builds admission states: the built-in catalog, definition directories and the policy, reusing
+// compiled definitions that did not change.
+class AdmissionStateLoader {
+ public:
+  AdmissionStateLoader(std::vector<std::filesystem::path> directories, std::filesystem::path policy_file,
+                       std::size_t concurrency, std::vector<std::filesystem::path> crd_directories = {});
+  // Throws InputError or DefinitionError; a failed load leaves the cache as it was. Cluster definitions
+  // that fail validation are not loaded: each is logged and listed in `rejected`.
+  std::shared_ptr<AdmissionState> load(const ClusterSources& cluster = {}, std::vector<std::string>* rejected = nullptr);
+  // A fingerprint of what load() reads: changes when any definition file or the policy changes.
+  std::string fingerprint() const;
+
+ private:
+  std::vector<std::filesystem::path> directories_;
+  std::filesystem::path policy_file_;
+  std::vector<std::filesystem::path> crd_directories_;
+  DefinitionCache cache_;
+};
+
+// Loads definitions and policy once (a broken one is a broken environment: throws).
+std::shared_ptr<AdmissionState> load_admission_state(const std::vector<std::filesystem::path>& definition_directories,
+                                                     const std::filesystem::path& policy_file,
+                                                     std::size_t concurrency);
+
+}  // namespace karta
