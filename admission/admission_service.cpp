@@ -14,15 +14,9 @@
 namespace karta {
 namespace {
 
-HttpResponse plain(int status, std::string text) {
-  HttpResponse response;
-  response.status = status;
-  response.content_type = "text/plain; charset=utf-8";
-  response.body = std::move(text) + "\n";
-  return response;
-}
+ReviewReply refused(ReviewReply::Status status, std::string reason) { return ReviewReply{status, std::move(reason)}; }
 
-bool json_content_type(const std::string& content_type) {
+bool json_content_type(std::string_view content_type) {
   if (content_type.empty()) return true;
   return content_type.rfind("application/json", 0) == 0;
 }
@@ -192,21 +186,23 @@ AdmissionResult AdmissionService::validate(const AdmissionRequest& request, cons
   return result;
 }
 
-HttpResponse AdmissionService::handle(AdmissionEndpoint endpoint, const HttpRequest& http) const {
+ReviewReply AdmissionService::answer(AdmissionEndpoint endpoint, std::string_view content_type,
+                                     std::string_view body) const {
   auto started = std::chrono::steady_clock::now();
   const char* endpoint_name = endpoint == AdmissionEndpoint::Mutate ? "mutate" : "validate";
-  if (!json_content_type(http.content_type)) {
-    spdlog::warn("admission endpoint={} rejected: content type {}", endpoint_name, http.content_type);
-    return plain(415, "expected Content-Type application/json, got " + http.content_type);
+  if (!json_content_type(content_type)) {
+    spdlog::warn("admission endpoint={} rejected: content type {}", endpoint_name, content_type);
+    return refused(ReviewReply::Status::UnsupportedMediaType,
+                   "expected Content-Type application/json, got " + std::string(content_type));
   }
-  ReviewDecoding decoding = decode_admission_review(http.body);
+  ReviewDecoding decoding = decode_admission_review(body);
   if (!decoding.review) {
     spdlog::warn("admission endpoint={} malformed review: {}", endpoint_name, decoding.error);
-    return plain(400, "malformed AdmissionReview: " + decoding.error);
+    return refused(ReviewReply::Status::Malformed, "malformed AdmissionReview: " + decoding.error);
   }
   const AdmissionRequest& request = decoding.review->request;
   auto state = this->state();
-  if (!state) return plain(503, "definitions and policy are not loaded yet");
+  if (!state) return refused(ReviewReply::Status::NotReady, "definitions and policy are not loaded yet");
 
   AdmissionResult result;
   try {
@@ -216,13 +212,13 @@ HttpResponse AdmissionService::handle(AdmissionEndpoint endpoint, const HttpRequ
     spdlog::error("admission uid={} endpoint={} kind={} internal error: {}", request.uid, endpoint_name,
                   request.kind.to_string(), e.what());
     metrics_.record_admission(endpoint_name, request.operation, "error", "error", 0, 0);
-    return plain(500, std::string("internal error: ") + e.what());
+    return refused(ReviewReply::Status::InternalError, std::string("internal error: ") + e.what());
   }
   for (const auto& note : result.notes) {
     spdlog::warn("admission uid={} kind={} {}: {}", request.uid, request.kind.to_string(), object_name(request), note);
   }
-  HttpResponse response;
-  response.body = encode_admission_review(result.decision, request.uid, request.review_api_version);
+  ReviewReply reply;
+  reply.body = encode_admission_review(result.decision, request.uid, request.review_api_version);
   auto micros = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started);
   static const std::string kUnregistered = "unregistered";
   const std::string* registered = state->catalog.find_key(request.kind);
@@ -235,7 +231,7 @@ HttpResponse AdmissionService::handle(AdmissionEndpoint endpoint, const HttpRequ
                  request.uid, endpoint_name, request.kind.to_string(), object_name(request), request.operation,
                  result.outcome, result.decision.patch_operations(), micros.count());
   }
-  return response;
+  return reply;
 }
 
 }  // namespace karta

@@ -1,12 +1,14 @@
 #pragma once
 
 // Where an admission request is decided: decodes the review, admits what is out of scope cheaply, hands
-// the rest to mutate/ or validate/, and encodes the answer. Knows HTTP status codes, not sockets.
+// the rest to mutate/ or validate/, and encodes the answer. Knows the AdmissionReview protocol, not HTTP:
+// runtime/admission_http.h maps each ReviewReply to its HTTP status.
 
 #include <atomic>
-#include <mutex>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "admission/admission_review.h"
@@ -14,7 +16,6 @@
 #include "definitions/catalog.h"
 #include "policy/policy.h"
 #include "validate/crd_schema.h"
-#include "server/http_exchange.h"
 
 namespace karta {
 
@@ -41,6 +42,21 @@ struct AdmissionResult {
   std::vector<std::string> violations{};  // validate: the label policy's findings, in audit mode as in enforce
 };
 
+// What one call of /mutate or /validate comes to: the response review, or why its envelope was refused.
+// A malformed envelope is refused, not denied, so that the cluster's failurePolicy decides (README,
+// "Admission contract").
+struct ReviewReply {
+  enum class Status {
+    Answered,              // a well-formed review: `body` is the response AdmissionReview
+    UnsupportedMediaType,  // the body is not declared as JSON
+    Malformed,             // not an admission.k8s.io/v1 AdmissionReview, no request.uid, a field of the wrong type
+    NotReady,              // the definitions and the policy are not loaded yet
+    InternalError,         // a bug, not bad input
+  };
+  Status status = Status::Answered;
+  std::string body;  // the response AdmissionReview (JSON), or the reason (one line of text)
+};
+
 class AdmissionService {
  public:
   void update(std::shared_ptr<const AdmissionState> state) {
@@ -55,9 +71,9 @@ class AdmissionService {
   }
   bool ready() const { return state() != nullptr; }
 
-  // The HTTP exchange for /mutate or /validate. A malformed envelope is a 400 with the reason (so the
-  // cluster's failurePolicy applies); a well-formed review always gets a 200 with a review.
-  HttpResponse handle(AdmissionEndpoint endpoint, const HttpRequest& request) const;
+  // One review for /mutate or /validate, with its declared media type ("" counts as JSON). A well-formed
+  // review always gets a review back (Answered), allowed or denied.
+  ReviewReply answer(AdmissionEndpoint endpoint, std::string_view content_type, std::string_view body) const;
 
   // The decision for one decoded request; the offline commands call these too.
   static AdmissionResult mutate(const AdmissionRequest& request, const AdmissionState& state);

@@ -24,6 +24,7 @@
 #include "definitions/catalog.h"
 #include "json/documents.h"
 #include "policy/policy.h"
+#include "runtime/admission_http.h"
 
 // ---- allocation counting: every operator new of the process ----
 
@@ -219,14 +220,14 @@ int patch_operations(const karta::HttpResponse& response) {
 }
 
 void run_handle(benchmark::State& state, std::shared_ptr<karta::AdmissionService> service, karta::HttpRequest request) {
-  karta::HttpResponse first = service->handle(karta::AdmissionEndpoint::Mutate, request);
+  karta::HttpResponse first = karta::handle_admission(*service, karta::AdmissionEndpoint::Mutate, request);
   if (first.status != 200) {
     state.SkipWithError(("status " + std::to_string(first.status) + ": " + first.body).c_str());
     return;
   }
   std::uint64_t allocations = g_allocations.load(), bytes = g_allocated_bytes.load();
   for (auto _ : state) {
-    karta::HttpResponse response = service->handle(karta::AdmissionEndpoint::Mutate, request);
+    karta::HttpResponse response = karta::handle_admission(*service, karta::AdmissionEndpoint::Mutate, request);
     benchmark::DoNotOptimize(response.body.data());
   }
   auto iterations = static_cast<double>(state.iterations());

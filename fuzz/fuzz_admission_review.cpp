@@ -19,6 +19,7 @@
 #include "admission/admission_review.h"
 #include "admission/admission_service.h"
 #include "fuzz/fuzz_support.h"
+#include "runtime/admission_http.h"
 
 namespace {
 
@@ -120,10 +121,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
   // As the server calls it.
   karta::HttpRequest http{"POST", "/mutate", "timeout=10s", "application/json", body};
-  check_http(f.example_service.handle(karta::AdmissionEndpoint::Mutate, http), "/mutate");
+  check_http(karta::handle_admission(f.example_service, karta::AdmissionEndpoint::Mutate, http), "/mutate");
   http.path = "/validate";
-  check_http(f.example_service.handle(karta::AdmissionEndpoint::Validate, http), "/validate");
-  check_http(f.everything_service.handle(karta::AdmissionEndpoint::Validate, http), "/validate (audit)");
+  check_http(karta::handle_admission(f.example_service, karta::AdmissionEndpoint::Validate, http), "/validate");
+  check_http(karta::handle_admission(f.everything_service, karta::AdmissionEndpoint::Validate, http),
+             "/validate (audit)");
 
   // The same pieces, called directly, with oracles.
   karta::ReviewDecoding decoding = karta::decode_admission_review(body);

@@ -4,17 +4,10 @@
 
 #include <spdlog/spdlog.h>
 
+#include "runtime/admission_http.h"
 #include "server/cpu_budget.h"
 
 namespace karta {
-namespace {
-
-HttpResponse text(int status, std::string body) {
-  return HttpResponse{status, "text/plain; charset=utf-8", std::move(body) + "\n", {}};
-}
-
-}  // namespace
-
 Webhook::Webhook(WebhookConfig config)
     : config_(std::move(config)),
       service_(std::make_shared<AdmissionService>()),
@@ -33,18 +26,20 @@ Webhook::Webhook(WebhookConfig config)
 
   auto service = service_;
   std::vector<Route> routes{
-      {"POST", "/mutate", [service](const HttpRequest& r) { return service->handle(AdmissionEndpoint::Mutate, r); }},
-      {"POST", "/validate", [service](const HttpRequest& r) { return service->handle(AdmissionEndpoint::Validate, r); },
+      {"POST", "/mutate",
+       [service](const HttpRequest& r) { return handle_admission(*service, AdmissionEndpoint::Mutate, r); }},
+      {"POST", "/validate",
+       [service](const HttpRequest& r) { return handle_admission(*service, AdmissionEndpoint::Validate, r); },
        // Validating a definition compiles its jq (~18 ms an expression): off the connection threads. A
        // workload that merely mentions the word is sent there too, which costs it nothing but a hop.
        [](const HttpRequest& r) {
          return r.body.find("\"Karta\"") != std::string::npos || r.body.find("\"ResourceInterface\"") != std::string::npos;
        }},
-      {"GET", "/healthz", [](const HttpRequest&) { return text(200, "ok"); }},
+      {"GET", "/healthz", [](const HttpRequest&) { return text_response(200, "ok"); }},
       {"GET", "/readyz",
        [this](const HttpRequest&) {
          std::string why = not_ready_reason();
-         return why.empty() ? text(200, "ok") : text(503, std::move(why));
+         return why.empty() ? text_response(200, "ok") : text_response(503, std::move(why));
        }},
       {"GET", "/metrics",
        [service](const HttpRequest&) {

@@ -27,4 +27,9 @@ struct HttpResponse {
 
 using HttpHandler = std::function<HttpResponse(const HttpRequest&)>;
 
+// A plain-text answer: `text` and a newline.
+inline HttpResponse text_response(int status, std::string text) {
+  return HttpResponse{status, "text/plain; charset=utf-8", std::move(text) + "\n", {}};
+}
+
 }  // namespace karta

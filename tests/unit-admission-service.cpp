@@ -5,6 +5,7 @@
 
 #include "admission/admission_service.h"
 #include "admission/metrics.h"
+#include "runtime/admission_http.h"
 #include "support/test_support.h"
 
 using karta::AdmissionEndpoint;
@@ -30,7 +31,8 @@ podTemplates:
 }
 
 karta::HttpResponse post(AdmissionEndpoint endpoint, const std::string& body) {
-  return service().handle(endpoint, HttpRequest{"POST", "/mutate", "timeout=10s", "application/json", body});
+  return karta::handle_admission(service(), endpoint,
+                                 HttpRequest{"POST", "/mutate", "timeout=10s", "application/json", body});
 }
 
 json demo() { return test::document(test::source_dir() / "examples/jobset-demo.yaml"); }
@@ -94,15 +96,17 @@ TEST_CASE("a malformed envelope is an HTTP 400 with the reason, so the failure p
   response = post(AdmissionEndpoint::Mutate, "{truncated");
   CHECK(response.status == 400);
   CHECK(response.body.rfind("malformed AdmissionReview: body is not JSON: ", 0) == 0);
-  response = service().handle(AdmissionEndpoint::Mutate, HttpRequest{"POST", "/mutate", "", "text/plain", "{}"});
+  response = karta::handle_admission(service(), AdmissionEndpoint::Mutate,
+                                     HttpRequest{"POST", "/mutate", "", "text/plain", "{}"});
   CHECK(response.status == 415);
 }
 
 TEST_CASE("a service with nothing loaded answers 503 and is not ready") {
   karta::AdmissionService empty;
   CHECK_FALSE(empty.ready());
-  auto response = empty.handle(AdmissionEndpoint::Mutate,
-                               HttpRequest{"POST", "/mutate", "", "application/json", test::admission_review(demo()).dump()});
+  auto response = karta::handle_admission(
+      empty, AdmissionEndpoint::Mutate,
+      HttpRequest{"POST", "/mutate", "", "application/json", test::admission_review(demo()).dump()});
   CHECK(response.status == 503);
 }
 

@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include "admission/admission_service.h"
+#include "runtime/admission_http.h"
 #include "support/test_support.h"
 #include "validate/definition_validation.h"
 
@@ -125,7 +126,8 @@ TEST_CASE("/validate refuses a bad Karta with 422 and every fault, and a second 
   auto respond = [&](const json& object) {
     json review = test::admission_review(object, "CREATE", "k-1");
     review["request"]["kind"] = {{"group", "run.ai"}, {"version", "v1alpha1"}, {"kind", "Karta"}};
-    auto reply = service.handle(karta::AdmissionEndpoint::Validate, {"POST", "/validate", "", "application/json", review.dump()});
+    auto reply = karta::handle_admission(service, karta::AdmissionEndpoint::Validate,
+                                         {"POST", "/validate", "", "application/json", review.dump()});
     REQUIRE(reply.status == 200);
     return json::parse(reply.body)["response"];
   };

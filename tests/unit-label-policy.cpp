@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include "admission/admission_service.h"
+#include "runtime/admission_http.h"
 #include "support/test_support.h"
 
 using karta::json;
@@ -16,8 +17,9 @@ json review_response(const std::string& policy_yaml, const json& object, const s
   service.update(state);
   json review = test::admission_review(object, "CREATE", "lp-1");
   review["request"]["namespace"] = namespace_name;
-  auto response = service.handle(karta::AdmissionEndpoint::Validate,
-                                 karta::HttpRequest{"POST", "/validate", "", "application/json", review.dump()});
+  auto response =
+      karta::handle_admission(service, karta::AdmissionEndpoint::Validate,
+                              karta::HttpRequest{"POST", "/validate", "", "application/json", review.dump()});
   REQUIRE(response.status == 200);
   return json::parse(response.body)["response"];
 }
