@@ -9,9 +9,10 @@
 #include <utility>
 #include <variant>
 
+#include "definitions/karta_definition.h"
 #include "definitions/simple_path.h"
 #include "json/documents.h"
-#include "validate/jq_safety.h"
+#include "validate/jq_lexer.h"
 
 namespace karta {
 

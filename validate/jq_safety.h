@@ -23,11 +23,12 @@
 // `@formats`), so a forbidden name inside a string literal (`"env"`), as a field (`.env`, `."input"`) or as
 // an object key (`{env: 1}`) is fine, while one inside an interpolation (`"\(env)"`) is not.
 
-#include <cstddef>
-#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "validate/jq_allow_list.h"
+#include "validate/jq_lexer.h"
 
 namespace karta {
 
@@ -50,41 +51,5 @@ std::vector<JqSafetyFault> jq_safety_faults(std::string_view expression);
 // "`*` repeats a string when an operand is a string; pipe each operand through tonumber".
 // Empty when the expression does not tokenize (jq_safety_faults reports that).
 std::vector<std::string> jq_safety_warnings(std::string_view expression);
-
-// The allow-list: every jq 1.6 builtin a definition may call, as "name/arity", sorted (`index`,
-// `rindex`, `indices` and `getpath` with literal arguments only, as above).
-std::vector<std::string> jq_allowed_builtins();
-
-// The tokens of a jq 1.6 expression, for checks that need more than a yes or no (validate/crd_schema.cpp).
-struct JqToken {
-  enum class Kind {
-    Identifier,  // `map`, `tonumber`, `true`, `mod::fn`
-    Keyword,     // `if`, `as`, `reduce`, `def`, `and`, `__loc__`, ...
-    Field,       // `.name` (text is ".name")
-    Dot,         // `.` on its own (it may be followed by a String or `[`)
-    Recurse,     // `..`
-    Number,      // `1`, `1.5e3`, `.5`
-    String,      // `"..."`; interpolations hold the tokens of each `\( )`
-    Format,      // `@base64` (text is "@base64")
-    Variable,    // `$x`, `$ENV`, `$__loc__` (text is "$x", with no space even when the source has one)
-    Punct,       // ( ) [ ] { } , ; : ? and operators: | // ?// = |= += -= *= /= %= //= == != < <= > >= + - * / %
-  };
-  Kind kind;
-  std::string text;                                  // as written (a Variable is normalized to "$name")
-  std::size_t offset = 0;                            // where it starts in the expression, in bytes
-  std::size_t end = 0;                               // one past where it ends
-  std::optional<std::string> value;                  // a String without interpolation: its decoded value
-  std::vector<std::vector<JqToken>> interpolations;  // a String: the tokens of each `\( )`, in order
-};
-
-struct JqTokens {
-  std::vector<JqToken> tokens;
-  std::optional<std::string> error;  // "the string starting at column 3 is not terminated"
-  std::size_t error_offset = 0;
-};
-
-// Tokenizes as jq 1.6's lexer does (whitespace and `#` comments dropped). Brackets are checked for
-// balance. On an error the tokens before it are kept.
-JqTokens tokenize_jq(std::string_view expression);
 
 }  // namespace karta
