@@ -1,7 +1,8 @@
 #pragma once
 
-// Shared fixtures: files of the repository and the corpus, the built-in catalog (compiled once per
-// process: jq compilation costs ~18 ms a program), kubectl, certificates and an HTTPS client.
+// Shared fixtures: files of the repository, the built-in catalog (compiled once per process: jq
+// compilation costs ~18 ms a program), kubectl, certificates; and, through the headers it includes, the
+// corpus (corpus.h) and an HTTPS client (https_client.h).
 
 #include <chrono>
 #include <filesystem>
@@ -15,6 +16,8 @@
 #include "definitions/catalog.h"
 #include "json/documents.h"
 #include "policy/policy.h"
+#include "support/corpus.h"
+#include "support/https_client.h"
 
 namespace karta::test {
 
@@ -30,14 +33,6 @@ inline constexpr int kSlowdown = 10;
 
 std::filesystem::path source_dir();
 std::filesystem::path binary_path();
-
-// The corpus, kept in the repository at tests/corpus/ (KARTA_CORPUS_DIR in the environment overrides it).
-// When it is missing the test fails, naming the path, in CI or not; it is never skipped. The result is
-// therefore always a path (the optional is kept for the callers' `if (!corpus) return;`).
-std::optional<std::filesystem::path> corpus_dir();
-
-// Every object of the corpus samples, then examples/jobset-demo.yaml; fails the test without a corpus.
-std::vector<json> sample_objects();
 
 json yaml(const std::string& text);                           // one document
 std::vector<SourceDocument> documents(const std::filesystem::path& file);
@@ -74,37 +69,6 @@ struct TempDir {
 struct TestCertificates {
   explicit TestCertificates(const std::filesystem::path& dir, const std::string& name = "server");
   std::filesystem::path ca, certificate, key;
-};
-
-struct HttpReply {
-  int status = 0;
-  std::string body;
-  std::string header_connection;
-};
-
-// A blocking HTTPS client that verifies the server against `ca` and keeps its connection alive.
-class HttpsClient {
- public:
-  HttpsClient(unsigned short port, const std::filesystem::path& ca, int tls_version = 0);  // 0: any >= 1.2
-  ~HttpsClient();
-  HttpReply request(const std::string& method, const std::string& target, const std::string& body = "",
-                    const std::string& content_type = "application/json");
-  // Writes raw bytes without reading anything back (the first part of a request).
-  void send_partial(const std::string& bytes);
-  // Writes raw bytes (a hand-made request) and reads one response; for a HEAD request, its headers only.
-  HttpReply send_raw(const std::string& bytes, bool head_request = false);
-  // Reads the next response (after send_partial wrote several requests at once).
-  HttpReply receive(bool head_request = false);
-  // Reads exactly `count` raw bytes (an interim `100 Continue`, say), waiting at most `limit`. Throws
-  // boost::system::system_error: beast::error::timeout when they did not come in time (the connection is
-  // then unusable), another code (eof) when the server closed the connection.
-  std::string receive_bytes(std::size_t count, std::chrono::milliseconds limit);
-  std::string peer_certificate_serial() const;
-  bool connected() const;
-
- private:
-  struct Impl;
-  std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace karta::test
