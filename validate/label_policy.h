@@ -10,7 +10,7 @@
 
 #include "definitions/pod_template_locator.h"
 #include "policy/policy.h"
-#include "validate/validation.h"
+#include "validate/validation_outcome.h"
 
 namespace karta {
 

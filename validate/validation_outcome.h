@@ -1,6 +1,7 @@
 #pragma once
 
-// The validating decisions as pure functions over JSON.
+// What a validating decision comes to: allowed or not, the message that says why, warnings, and the label
+// policy's findings. The label policy and the admission service share it.
 
 #include <string>
 #include <vector>

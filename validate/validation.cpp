@@ -1,1 +1,0 @@
-#include "validate/validation.h"
