@@ -8,7 +8,7 @@
 #include <spdlog/logger.h>
 #include <spdlog/sinks/ostream_sink.h>
 
-#include "cli/logging.h"
+#include "runtime/logging.h"
 
 using json = nlohmann::json;
 

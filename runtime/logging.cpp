@@ -1,4 +1,4 @@
-#include "cli/logging.h"
+#include "runtime/logging.h"
 
 #include <spdlog/pattern_formatter.h>
 #include <spdlog/sinks/stdout_sinks.h>
