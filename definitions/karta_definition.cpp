@@ -1,13 +1,19 @@
 #include "definitions/karta_definition.h"
 
-#include <algorithm>
+#include <map>
 #include <set>
 
 #include "definitions/api/published_api.h"
-#include "json/documents.h"
+#include "definitions/extensions_annotation.h"
+#include "definitions/object_reader.h"
 #include "validate/openapi_schema.h"
 
 namespace karta {
+
+using definition_reading::index_field;
+using definition_reading::ObjectReader;
+using definition_reading::read_extensions;
+
 namespace {
 
 struct StatusKey {
@@ -27,133 +33,6 @@ constexpr StatusKey kStatuses[] = {
     {ResourceStatus::Suspending, "Suspending", "suspending", false},
     {ResourceStatus::Resuming, "Resuming", "resuming", false},
     {ResourceStatus::Undefined, "Undefined", "", false},
-};
-
-std::string index_field(const std::string& list, std::size_t i) { return list + "[" + std::to_string(i) + "]"; }
-
-// Reads one JSON object field by field; fields nobody asked for are reported as unknown. The schema of
-// the published CRD has already been checked when this runs, so its faults are a second line: they
-// name what the schema check would have named.
-class ObjectReader {
- public:
-  ObjectReader(const json& value, std::string path, std::vector<DefinitionFault>& faults)
-      : value_(value), path_(std::move(path)), faults_(faults) {
-    if (!value_.is_object()) fault(path_, std::string("must be an object, not ") + value_.type_name());
-  }
-  ObjectReader(const ObjectReader&) = delete;
-  ObjectReader& operator=(const ObjectReader&) = delete;
-  ~ObjectReader() { report_unknown_fields(); }
-
-  bool is_object() const { return value_.is_object(); }
-  bool has(const std::string& key) const { return value_.is_object() && value_.contains(key) && !value_[key].is_null(); }
-  std::string field(const std::string& key) const { return path_.empty() ? key : path_ + "." + key; }
-
-  // The member, or nullptr when absent or null. A missing required member is a fault.
-  const json* member(const std::string& key, bool required = false) {
-    known_.insert(key);
-    if (!value_.is_object()) return nullptr;
-    auto it = value_.find(key);
-    if (it == value_.end() || it->is_null()) {
-      if (required) fault(field(key), "is required");
-      return nullptr;
-    }
-    return &*it;
-  }
-
-  std::optional<std::string> string(const std::string& key, bool required = false, bool allow_empty = true) {
-    const json* value = member(key, required);
-    if (value == nullptr) return std::nullopt;
-    if (!value->is_string()) {
-      fault(field(key), std::string("must be a string, not ") + value->type_name());
-      return std::nullopt;
-    }
-    if (!allow_empty && value->get_ref<const std::string&>().empty()) {
-      fault(field(key), "must not be empty");
-      return std::nullopt;
-    }
-    return value->get<std::string>();
-  }
-
-  // A jq expression: a non-empty string.
-  std::optional<JqField> jq(const std::string& key, bool required = false) {
-    auto text = string(key, required, /*allow_empty=*/false);
-    if (!text) return std::nullopt;
-    return JqField{field(key), *text};
-  }
-
-  const json* object(const std::string& key, bool required = false) {
-    const json* value = member(key, required);
-    if (value != nullptr && !value->is_object()) {
-      fault(field(key), std::string("must be an object, not ") + value->type_name());
-      return nullptr;
-    }
-    return value;
-  }
-
-  const json* array(const std::string& key, bool required = false) {
-    const json* value = member(key, required);
-    if (value != nullptr && !value->is_array()) {
-      fault(field(key), std::string("must be a list, not ") + value->type_name());
-      return nullptr;
-    }
-    return value;
-  }
-
-  // A list of jq expressions.
-  std::vector<JqField> jq_list(const std::string& key) {
-    std::vector<JqField> fields;
-    const json* list = array(key);
-    if (list == nullptr) return fields;
-    for (std::size_t i = 0; i < list->size(); ++i) {
-      const json& item = (*list)[i];
-      if (!item.is_string() || item.get_ref<const std::string&>().empty()) {
-        fault(index_field(field(key), i), "must be a jq expression (a non-empty string)");
-        continue;
-      }
-      fields.push_back({index_field(field(key), i), item.get<std::string>()});
-    }
-    return fields;
-  }
-
-  // A map of strings.
-  std::map<std::string, std::string> string_map(const std::string& key) {
-    std::map<std::string, std::string> out;
-    const json* map = object(key);
-    if (map == nullptr) return out;
-    for (const auto& [k, v] : map->items()) {
-      if (!v.is_string()) {
-        fault(field(key) + "[\"" + k + "\"]", std::string("must be a string, not ") + v.type_name());
-        continue;
-      }
-      out[k] = v.get<std::string>();
-    }
-    return out;
-  }
-
-  void fault(std::string where, std::string message) { faults_.push_back({std::move(where), std::move(message)}); }
-
- private:
-  void report_unknown_fields() {
-    if (!value_.is_object()) return;
-    for (const auto& [key, unused] : value_.items()) {
-      if (known_.count(key) != 0) continue;
-      std::string message = "unknown field";
-      const std::string* closest = nullptr;
-      // Suggest only near misses: up to a third of the name may differ ("podTemplatePath").
-      std::size_t best = std::max<std::size_t>(3, key.size() / 3) + 1;
-      for (const auto& candidate : known_) {
-        std::size_t distance = edit_distance(key, candidate);
-        if (distance < best) best = distance, closest = &candidate;
-      }
-      if (closest != nullptr) message += "; did you mean \"" + *closest + "\"?";
-      fault(field(key), message);
-    }
-  }
-
-  const json& value_;
-  std::string path_;
-  std::vector<DefinitionFault>& faults_;
-  std::set<std::string> known_;
 };
 
 // Reads the published form of one definition; `form` says which fields exist.
@@ -473,67 +352,6 @@ void structure_rules(const KartaDefinition& d, std::vector<DefinitionFault>& fau
   }
 }
 
-// The extensions annotation: YAML text naming components and the fields of ours they have.
-void read_extensions(const json& metadata, KartaDefinition& d, std::vector<DefinitionFault>& faults) {
-  if (!metadata.is_object()) return;
-  auto annotations = metadata.find("annotations");
-  if (annotations == metadata.end() || !annotations->is_object()) return;
-  auto text = annotations->find(kExtensionsAnnotation);
-  if (text == annotations->end()) return;
-  const std::string where = std::string("metadata.annotations[\"") + kExtensionsAnnotation + "\"]";
-  if (!text->is_string()) {
-    faults.push_back({where, std::string("must be a string, not ") + text->type_name()});
-    return;
-  }
-  json value;
-  try {
-    auto docs = parse_documents(text->get<std::string>(), "its value");
-    if (docs.size() != 1) {
-      faults.push_back({where, "must hold one YAML document, not " + std::to_string(docs.size())});
-      return;
-    }
-    value = std::move(docs[0].value);
-  } catch (const InputError& e) {
-    faults.push_back({where, std::string("is not valid YAML (") + e.what() + ")"});
-    return;
-  }
-  ObjectReader top(value, where, faults);
-  const json* components = top.object("components", true);
-  if (components == nullptr) return;
-  for (const auto& [name, fields] : components->items()) {
-    std::string at = where + ".components." + name;
-    Component* component = nullptr;
-    if (d.root.name == name) component = &d.root;
-    for (auto& child : d.children) {
-      if (child.name == name) component = &child;
-    }
-    ObjectReader reader(fields, at, faults);
-    auto extra = reader.jq_list("additionalContainerPaths");
-    auto tolerations = reader.jq("tolerationsPath");
-    auto node_selector = reader.jq("nodeSelectorPath");
-    if (component == nullptr) {
-      reader.fault(at, "names no component of this definition");
-      continue;
-    }
-    if (!extra.empty()) {
-      if (!component->spec) {
-        reader.fault(reader.field("additionalContainerPaths"), "needs a specDefinition on component \"" + name + "\"");
-      } else {
-        component->spec->additional_containers = std::move(extra);
-      }
-    }
-    if (tolerations || node_selector) {
-      if (!component->spec || !component->spec->fragmented) {
-        reader.fault(at, "tolerationsPath and nodeSelectorPath go with a fragmentedPodSpecDefinition only (a pod "
-                         "template or pod spec has its own)");
-      } else {
-        component->spec->fragmented->tolerations = tolerations;
-        component->spec->fragmented->node_selector = node_selector;
-      }
-    }
-  }
-}
-
 std::optional<DefinitionForm> form_of(const json& document) {
   if (!document.is_object()) return std::nullopt;
   auto api_version = document.value("apiVersion", json()).is_string() ? document["apiVersion"].get<std::string>() : "";
@@ -559,21 +377,6 @@ const char* status_mapping_key(ResourceStatus status) {
     if (entry.status == status) return entry.key;
   }
   return "";
-}
-
-std::size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      std::size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
 }
 
 std::vector<const Component*> KartaDefinition::components() const {
@@ -665,69 +468,6 @@ DefinitionParse parse_karta_definition(const json& original, const std::string& 
   if (definition.name.empty() && definition.root.kind) definition.name = definition.root.kind->kind;
   if (faults.empty()) result.definition = std::move(definition);
   return result;
-}
-
-std::vector<DefinitionJqField> all_jq_fields(const KartaDefinition& definition) {
-  std::vector<DefinitionJqField> fields;
-  auto add = [&](const std::optional<JqField>& field, JqSubject input = JqSubject::Object) {
-    if (field) fields.push_back({&*field, input});
-  };
-  for (const Component* c : definition.components()) {
-    if (c->spec) {
-      add(c->spec->pod_template_spec);
-      add(c->spec->pod_spec);
-      add(c->spec->metadata);
-      if (const auto& f = c->spec->fragmented) {
-        for (const auto* field : {&f->labels, &f->annotations, &f->scheduler_name, &f->resources, &f->resource_claims,
-                                  &f->pod_affinity, &f->node_affinity, &f->containers, &f->container,
-                                  &f->priority_class_name, &f->image, &f->tolerations, &f->node_selector}) {
-          add(*field);
-        }
-      }
-      for (const auto& extra : c->spec->additional_containers) fields.push_back({&extra, JqSubject::Object});
-    }
-    add(c->instance_id);
-    if (c->scale) {
-      add(c->scale->replicas);
-      add(c->scale->min_replicas);
-      add(c->scale->max_replicas);
-    }
-    if (c->status) {
-      if (c->status->conditions) fields.push_back({&c->status->conditions->path, JqSubject::Object});
-      add(c->status->phase);
-      for (const auto& [status, rules] : c->status->mappings) {
-        for (const auto& rule : rules) {
-          if (rule.by_expression) fields.push_back({&rule.by_expression->expression, JqSubject::Object});
-        }
-      }
-    }
-    if (c->suspend) {
-      for (const auto* actions : {&c->suspend->suspend_actions, &c->suspend->resume_actions}) {
-        for (const auto& action : *actions) fields.push_back({&action.path, JqSubject::Object});
-      }
-    }
-  }
-  for (const Component* c : definition.components()) {
-    if (!c->pod_selector) continue;
-    add(c->pod_selector->instance_id_path, JqSubject::Pod);
-    if (c->pod_selector->component_type) add(c->pod_selector->component_type->key_path, JqSubject::Pod);
-    add(c->pod_selector->replica_key_path, JqSubject::Pod);
-  }
-  if (definition.gang) {
-    for (const auto& group : definition.gang->pod_groups) {
-      for (const auto& member : group.members) {
-        for (const auto& f : member.filters) fields.push_back({&f, JqSubject::Pod});
-        for (const auto& f : member.group_by_key_paths) fields.push_back({&f, JqSubject::Pod});
-      }
-    }
-  }
-  return fields;
-}
-
-std::vector<JqField> jq_fields(const KartaDefinition& definition) {
-  std::vector<JqField> fields;
-  for (const auto& f : all_jq_fields(definition)) fields.push_back(*f.field);
-  return fields;
 }
 
 }  // namespace karta

@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "definitions/edit_distance.h"  // edit_distance, which callers of this header use
 #include "k8s/group_version_kind.h"
 
 namespace karta {
@@ -208,9 +209,6 @@ bool is_definition_object(const json& document);
 // exist, no cycle, at most one spec definition, instanceIdPath with componentInstanceSelector), then the
 // extensions annotation. Defaults the CRD declares are applied. Every fault is reported, not only the first.
 DefinitionParse parse_karta_definition(const json& document, const std::string& source);
-
-// Levenshtein distance, for did-you-mean suggestions in messages.
-std::size_t edit_distance(std::string_view a, std::string_view b);
 
 // What a jq field is evaluated on.
 enum class JqSubject { Object, Pod };
