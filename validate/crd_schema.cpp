@@ -1,3 +1,10 @@
+// Reading a definition's jq expression against a CRD's schema (crd_schema.h says how expressions are read
+// and what is reported). Longer than 500 lines because the Checker alone is over 500: it is one recursive
+// reading of an expression, where pipeline(), stage(), scan(), object() and call() hand the parts of the
+// expression to one another with the place of the schema each reads from, and walk() and check_shape()
+// report into the same findings and variables; split across files it would be one class in two places.
+// Loading CRDs (crd_schema_set.cpp) and reading schema nodes (crd_schema_nodes.cpp) are apart.
+
 #include "validate/crd_schema.h"
 
 #include <algorithm>
@@ -9,94 +16,26 @@
 #include <utility>
 #include <variant>
 
-#include "definitions/karta_definition.h"
+#include "definitions/edit_distance.h"
 #include "definitions/simple_path.h"
-#include "json/documents.h"
+#include "validate/crd_schema_nodes.h"
 #include "validate/jq_lexer.h"
 
 namespace karta {
-
-// ---------------------------------------------------------------------------------------------------
-// CrdSchemaSet
-
-void CrdSchemaSet::add_crd(const json& crd) {
-  if (!crd.is_object() || crd.value("kind", json()) != "CustomResourceDefinition")
-    throw InputError("not a CustomResourceDefinition");
-  std::string name = "(unnamed)";
-  if (crd.contains("metadata") && crd["metadata"].is_object() && crd["metadata"].value("name", json()).is_string())
-    name = crd["metadata"]["name"].get<std::string>();
-  static const json kEmpty = json::object();
-  const json* spec_value = crd.contains("spec") && crd["spec"].is_object() ? &crd["spec"] : &kEmpty;
-  const json& spec = *spec_value;
-  const json group = spec.value("group", json());
-  const json names = spec.value("names", json::object());
-  if (!group.is_string() || !names.is_object() || !names.value("kind", json()).is_string())
-    throw InputError("CustomResourceDefinition " + name + ": spec.group and spec.names.kind are required");
-  const std::string kind = names["kind"].get<std::string>();
-  const std::string plural = names.value("plural", json("")).is_string() ? names.value("plural", std::string()) : "";
-  // apiextensions.k8s.io/v1beta1 keeps one schema for every version in spec.validation.
-  json shared_schema;
-  if (spec.contains("validation") && spec["validation"].is_object())
-    shared_schema = spec["validation"].value("openAPIV3Schema", json());
-
-  std::vector<std::pair<std::string, json>> served;
-  if (spec.contains("versions") && spec["versions"].is_array() && !spec["versions"].empty()) {
-    for (const json& version : spec["versions"]) {
-      if (!version.is_object() || !version.value("name", json()).is_string()) continue;
-      if (version.contains("served") && version["served"] == false) continue;
-      json schema = shared_schema;
-      if (version.contains("schema") && version["schema"].is_object() && version["schema"].contains("openAPIV3Schema"))
-        schema = version["schema"]["openAPIV3Schema"];
-      served.emplace_back(version["name"].get<std::string>(), std::move(schema));
-    }
-  } else if (spec.value("version", json()).is_string()) {
-    served.emplace_back(spec["version"].get<std::string>(), shared_schema);
-  } else {
-    throw InputError("CustomResourceDefinition " + name + ": it has no version");
-  }
-  for (auto& [version, schema] : served) {
-    GroupVersionKind gvk{group.get<std::string>(), version, kind};
-    schemas_[gvk] = CrdSchema{gvk, plural, schema.is_object() ? std::move(schema) : json()};
-  }
-}
-
-const CrdSchema* CrdSchemaSet::find(const GroupVersionKind& kind) const {
-  auto it = schemas_.find(kind);
-  return it == schemas_.end() ? nullptr : &it->second;
-}
-
-CrdSchemaSet CrdSchemaSet::load_directory(const std::filesystem::path& directory) {
-  CrdSchemaSet set;
-  set.add_directory(directory);
-  return set;
-}
-
-void CrdSchemaSet::add_directory(const std::filesystem::path& directory) {
-  std::error_code error;
-  std::vector<std::filesystem::path> files;
-  for (std::filesystem::directory_iterator it(directory, error), end; !error && it != end; it.increment(error)) {
-    if (!it->is_regular_file()) continue;
-    const std::string extension = it->path().extension().string();
-    if (extension == ".yaml" || extension == ".yml" || extension == ".json") files.push_back(it->path());
-  }
-  if (error) throw InputError(directory.string() + ": " + error.message());
-  std::sort(files.begin(), files.end());
-  for (const auto& file : files) {
-    for (const SourceDocument& document : read_documents(file)) {
-      const json& value = document.value;
-      if (!value.is_object() || value.value("kind", json()) != "CustomResourceDefinition") continue;
-      const json api_version = value.value("apiVersion", json());
-      if (!api_version.is_string() || api_version.get<std::string>().rfind("apiextensions.k8s.io/", 0) != 0) continue;
-      try {
-        add_crd(value);
-      } catch (const InputError& e) {
-        throw InputError(document.source + ": " + e.what());
-      }
-    }
-  }
-}
-
 namespace {
+
+using crd_schema_nodes::describe;
+using crd_schema_nodes::flag;
+using crd_schema_nodes::has_properties;
+using crd_schema_nodes::is_opaque_object;
+using crd_schema_nodes::is_scalar;
+using crd_schema_nodes::map_values;
+using crd_schema_nodes::member;
+using crd_schema_nodes::object_meta_schema;
+using crd_schema_nodes::property;
+using crd_schema_nodes::property_names;
+using crd_schema_nodes::string_schema;
+using crd_schema_nodes::type_of;
 
 using Step = SimplePath::Step;
 using Steps = std::vector<Step>;
@@ -134,123 +73,6 @@ std::string render(const Steps& steps) {
 Steps plus(Steps steps, Step step) {
   steps.push_back(std::move(step));
   return steps;
-}
-
-// ---------------------------------------------------------------------------------------------------
-// Schema nodes, with allOf / anyOf / oneOf merged.
-
-template <class Visit>
-void for_each_branch(const json& node, Visit&& visit, int depth = 0) {
-  if (!node.is_object()) return;
-  visit(node);
-  if (depth > 8) return;
-  for (const char* key : {"allOf", "anyOf", "oneOf"}) {
-    auto it = node.find(key);
-    if (it != node.end() && it->is_array())
-      for (const json& branch : *it) for_each_branch(branch, visit, depth + 1);
-  }
-}
-
-const json* member(const json& node, const char* key) {
-  const json* found = nullptr;
-  for_each_branch(node, [&](const json& branch) {
-    if (found != nullptr) return;
-    auto it = branch.find(key);
-    if (it != branch.end()) found = &*it;
-  });
-  return found;
-}
-
-bool flag(const json& node, const char* key) {
-  bool set = false;
-  for_each_branch(node, [&](const json& branch) {
-    auto it = branch.find(key);
-    if (it != branch.end() && *it == true) set = true;
-  });
-  return set;
-}
-
-const json* property(const json& node, const std::string& name) {
-  const json* found = nullptr;
-  for_each_branch(node, [&](const json& branch) {
-    if (found != nullptr) return;
-    auto properties = branch.find("properties");
-    if (properties == branch.end() || !properties->is_object()) return;
-    auto it = properties->find(name);
-    if (it != properties->end() && it->is_object()) found = &*it;
-  });
-  return found;
-}
-
-std::vector<std::string> property_names(const json& node) {
-  std::set<std::string> names;
-  for_each_branch(node, [&](const json& branch) {
-    auto properties = branch.find("properties");
-    if (properties != branch.end() && properties->is_object())
-      for (auto it = properties->begin(); it != properties->end(); ++it) names.insert(it.key());
-  });
-  return {names.begin(), names.end()};
-}
-
-bool has_properties(const json& node) { return !property_names(node).empty(); }
-
-// additionalProperties when it is a schema (a map of those).
-const json* map_values(const json& node) {
-  const json* additional = member(node, "additionalProperties");
-  return additional != nullptr && additional->is_object() ? additional : nullptr;
-}
-
-// "object", "array", "string", "integer", "number", "boolean", "int-or-string", or "" when unknown.
-std::string type_of(const json& node) {
-  if (flag(node, "x-kubernetes-int-or-string")) return "int-or-string";
-  const json* type = member(node, "type");
-  if (type != nullptr && type->is_string()) return type->get<std::string>();
-  if (has_properties(node) || member(node, "additionalProperties") != nullptr) return "object";
-  if (member(node, "items") != nullptr) return "array";
-  return "";
-}
-
-bool is_scalar(const std::string& type) {
-  return type == "string" || type == "integer" || type == "number" || type == "boolean" || type == "int-or-string";
-}
-
-std::string describe(const std::string& type) {
-  if (type == "integer") return "an integer";
-  if (type == "object") return "an object";
-  if (type == "array") return "an array";
-  if (type == "int-or-string") return "an integer or a string";
-  if (type.empty()) return "a value of any type";
-  return "a " + type;
-}
-
-// Fields below which nothing is described (x-kubernetes-preserve-unknown-fields, or no fields listed).
-bool is_opaque_object(const json& node) {
-  return flag(node, "x-kubernetes-preserve-unknown-fields") || !has_properties(node);
-}
-
-const json& object_meta_schema() {
-  static const json schema = json::parse(R"({
-    "type": "object",
-    "properties": {
-      "name": {"type": "string"}, "generateName": {"type": "string"}, "namespace": {"type": "string"},
-      "uid": {"type": "string"}, "resourceVersion": {"type": "string"}, "generation": {"type": "integer"},
-      "creationTimestamp": {"type": "string"}, "deletionTimestamp": {"type": "string"},
-      "deletionGracePeriodSeconds": {"type": "integer"},
-      "labels": {"type": "object", "additionalProperties": {"type": "string"}},
-      "annotations": {"type": "object", "additionalProperties": {"type": "string"}},
-      "finalizers": {"type": "array", "items": {"type": "string"}},
-      "ownerReferences": {"type": "array", "items": {"type": "object", "properties": {
-        "apiVersion": {"type": "string"}, "kind": {"type": "string"}, "name": {"type": "string"},
-        "uid": {"type": "string"}, "controller": {"type": "boolean"}, "blockOwnerDeletion": {"type": "boolean"}}}},
-      "managedFields": {"type": "array", "items": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}
-    }
-  })");
-  return schema;
-}
-
-const json& string_schema() {
-  static const json schema = json{{"type", "string"}};
-  return schema;
 }
 
 // ---------------------------------------------------------------------------------------------------

@@ -30,9 +30,6 @@
 //   "`.spec.template` is a PodTemplateSpec, but podSpecPath needs a PodSpec; did you mean `.spec.template.spec`?"
 //   "`.spec.name` is a string, but replicasPath needs an integer"
 
-#include <cstddef>
-#include <filesystem>
-#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -40,40 +37,11 @@
 #include <nlohmann/json.hpp>
 
 #include "k8s/group_version_kind.h"
+#include "validate/crd_schema_set.h"  // CrdSchema, CrdSchemaSet
 
 namespace karta {
 
 using json = nlohmann::json;
-
-// The schema of one served version of a CustomResourceDefinition.
-struct CrdSchema {
-  GroupVersionKind kind;  // spec.group, the version's name, spec.names.kind
-  std::string plural;     // spec.names.plural
-  json schema;            // the version's openAPIV3Schema (spec.validation's for old CRDs); null when none
-};
-
-class CrdSchemaSet {
- public:
-  // Adds one entry per served version of a CustomResourceDefinition (apiextensions.k8s.io v1, or v1beta1
-  // with spec.version / spec.validation). An entry for the same group, version and kind replaces the
-  // earlier one. Throws InputError (json/documents.h) when the document is not a
-  // CustomResourceDefinition or has no spec.group, spec.names.kind or version.
-  void add_crd(const json& crd_document);
-
-  // Keyed by group, version and kind: Knative's serving.knative.dev/v1 Service is not the core v1 Service.
-  const CrdSchema* find(const GroupVersionKind& kind) const;
-  std::size_t size() const { return schemas_.size(); }
-
-  // Every CustomResourceDefinition document of the *.yaml, *.yml and *.json files directly in
-  // `directory` (files in name order; other documents are ignored). Throws InputError when the directory
-  // cannot be read or a file does not parse.
-  static CrdSchemaSet load_directory(const std::filesystem::path& directory);
-  // The same, added to this set (a later directory's CRD replaces an earlier one's).
-  void add_directory(const std::filesystem::path& directory);
-
- private:
-  std::map<GroupVersionKind, CrdSchema> schemas_;
-};
 
 // What the place a path leads to must be.
 enum class ExpectedShape {
