@@ -1,10 +1,11 @@
-// Validation, defaulting and pruning of custom objects against structural OpenAPI v3 schemas, following
-// apiextensions-apiserver (see openapi_schema.h for what is covered and how violations are named).
+// Validation of custom objects against structural OpenAPI v3 schemas, following apiextensions-apiserver
+// (see openapi_schema.h for what is covered and how violations are named). Defaulting and pruning, which
+// change the object, are in openapi_schema_defaults_pruning.cpp; the x-kubernetes-validations rules this
+// reports on are evaluated in openapi_schema_rules.cpp.
 
 #include "validate/openapi_schema.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <map>
 #include <memory>
@@ -12,70 +13,26 @@
 #include <regex>
 #include <set>
 
-#include "definitions/karta_definition.h"
+#include "definitions/edit_distance.h"
+#include "validate/openapi_schema_nodes.h"
 
 namespace karta {
 namespace {
 
+using openapi_schema_nodes::as_json_text;
+using openapi_schema_nodes::child_field;
+using openapi_schema_nodes::Extra;
+using openapi_schema_nodes::extra_fields;
+using openapi_schema_nodes::flag;
+using openapi_schema_nodes::index_field;
+using openapi_schema_nodes::is_identifier;
+using openapi_schema_nodes::is_meta_field;
+using openapi_schema_nodes::member;
+using openapi_schema_nodes::property_schema;
+using openapi_schema_nodes::type_of;
+
 // Strings longer than this are not searched with a pattern: std::regex recurses per character.
 constexpr std::size_t kMaxPatternInput = 4096;
-
-// ---- names of fields
-
-bool is_identifier(const std::string& key) {
-  if (key.empty() || !(std::isalpha(static_cast<unsigned char>(key[0])) || key[0] == '_')) return false;
-  return std::all_of(key.begin(), key.end(),
-                     [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
-}
-
-std::string as_json_text(const json& value) { return value.dump(-1, ' ', false, json::error_handler_t::replace); }
-
-std::string child_field(const std::string& parent, const std::string& key) {
-  if (!is_identifier(key)) return parent + "[" + as_json_text(key) + "]";
-  return parent.empty() ? key : parent + "." + key;
-}
-
-std::string index_field(const std::string& parent, std::size_t index) {
-  return parent + "[" + std::to_string(index) + "]";
-}
-
-// ---- reading schemas
-
-const json kNoSchema;  // null: no schema at all (an absent `items`, ...)
-
-const json& member(const json& schema, const char* key) {
-  if (!schema.is_object()) return kNoSchema;
-  auto it = schema.find(key);
-  return it == schema.end() ? kNoSchema : *it;
-}
-
-bool flag(const json& schema, const char* key) {
-  const json& value = member(schema, key);
-  return value.is_boolean() && value.get<bool>();
-}
-
-std::string type_of(const json& schema) {
-  const json& type = member(schema, "type");
-  return type.is_string() ? type.get<std::string>() : "";
-}
-
-const json& property_schema(const json& schema, const std::string& key) {
-  const json& properties = member(schema, "properties");
-  if (!properties.is_object()) return kNoSchema;
-  auto it = properties.find(key);
-  return it == properties.end() ? kNoSchema : *it;
-}
-
-bool is_meta_field(const std::string& key) { return key == "apiVersion" || key == "kind" || key == "metadata"; }
-
-// How a field not in `properties` is treated at a place of an object.
-enum class Extra { Unknown, Schema, Any };
-Extra extra_fields(const json& schema) {
-  const json& additional = member(schema, "additionalProperties");
-  if (additional.is_object()) return Extra::Schema;
-  if (additional.is_boolean() && additional.get<bool>()) return Extra::Any;
-  return Extra::Unknown;
-}
 
 // ---- values
 
@@ -142,96 +99,6 @@ const CompiledPattern& compiled_pattern(const std::string& pattern) {
   }
   return *entry;
 }
-
-// ---- x-kubernetes-validations rules: `has(self.f)`, `!`, `&&`, `||`, parentheses
-
-class RuleEvaluator {
- public:
-  RuleEvaluator(std::string_view rule, const json& self) : text_(rule), self_(self) {}
-
-  std::optional<bool> evaluate() {
-    auto value = disjunction();
-    skip_space();
-    if (!value || pos_ != text_.size()) return std::nullopt;
-    return value;
-  }
-
- private:
-  std::optional<bool> disjunction() {
-    auto value = conjunction();
-    while (value && eat("||")) {
-      auto right = conjunction();
-      if (!right) return std::nullopt;
-      value = *value || *right;
-    }
-    return value;
-  }
-
-  std::optional<bool> conjunction() {
-    auto value = unary();
-    while (value && eat("&&")) {
-      auto right = unary();
-      if (!right) return std::nullopt;
-      value = *value && *right;
-    }
-    return value;
-  }
-
-  std::optional<bool> unary() {
-    if (eat("!")) {
-      auto value = unary();
-      if (!value) return std::nullopt;
-      return !*value;
-    }
-    if (eat("(")) {
-      auto value = disjunction();
-      if (!value || !eat(")")) return std::nullopt;
-      return value;
-    }
-    // has(self.FIELD)
-    if (!eat_word("has") || !eat("(") || !eat_word("self") || !eat(".")) return std::nullopt;
-    std::string field = identifier();
-    if (field.empty() || !eat(")")) return std::nullopt;
-    if (!self_.is_object()) return false;
-    auto it = self_.find(field);
-    return it != self_.end() && !it->is_null();
-  }
-
-  void skip_space() {
-    while (pos_ < text_.size() && std::isspace(static_cast<unsigned char>(text_[pos_]))) ++pos_;
-  }
-
-  bool eat(std::string_view token) {
-    skip_space();
-    if (text_.substr(pos_, token.size()) != token) return false;
-    // `!` must not be the start of `!=`.
-    if (token == "!" && text_.substr(pos_, 2) == "!=") return false;
-    pos_ += token.size();
-    return true;
-  }
-
-  // A whole word: `has` but not `hasX`.
-  bool eat_word(std::string_view word) {
-    skip_space();
-    if (text_.substr(pos_, word.size()) != word) return false;
-    std::size_t end = pos_ + word.size();
-    if (end < text_.size() && (std::isalnum(static_cast<unsigned char>(text_[end])) || text_[end] == '_')) return false;
-    pos_ = end;
-    return true;
-  }
-
-  std::string identifier() {
-    std::size_t start = pos_;
-    while (pos_ < text_.size() && (std::isalnum(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '_')) ++pos_;
-    std::string word(text_.substr(start, pos_ - start));
-    if (!word.empty() && std::isdigit(static_cast<unsigned char>(word[0]))) return {};
-    return word;
-  }
-
-  std::string_view text_;
-  const json& self_;
-  std::size_t pos_ = 0;
-};
 
 // A rule's `fieldPath` (`.a.b`) appended to `field`, or `field` when it is absent or of another form.
 std::string rule_field(const std::string& field, const json& rule) {
@@ -548,111 +415,12 @@ class Validator {
   bool check_fields_;
 };
 
-// ---- defaulting
-
-void apply_defaults(const json& schema, json& value, bool resource_root) {
-  if (!schema.is_object()) return;
-  resource_root = resource_root || flag(schema, "x-kubernetes-embedded-resource");
-  if (value.is_object()) {
-    if (const json& properties = member(schema, "properties"); properties.is_object()) {
-      for (const auto& [key, property] : properties.items()) {
-        if (resource_root && key == "metadata") continue;
-        if (!property.is_object() || !property.contains("default")) continue;
-        const json& fallback = property["default"];
-        auto it = value.find(key);
-        if (it == value.end()) {
-          value[key] = fallback;
-        } else if (it->is_null() && !flag(property, "nullable")) {
-          *it = fallback;
-        }
-      }
-    }
-    for (auto& [key, child] : value.items()) {
-      if (resource_root && key == "metadata") continue;
-      const json& property = property_schema(schema, key);
-      if (property.is_object())
-        apply_defaults(property, child, false);
-      else if (extra_fields(schema) == Extra::Schema)
-        apply_defaults(member(schema, "additionalProperties"), child, false);
-    }
-  } else if (value.is_array()) {
-    for (auto& entry : value) apply_defaults(member(schema, "items"), entry, false);
-  }
-}
-
-// ---- pruning, as apiextensions-apiserver's pruning/algorithm.go: prune() and skipPrune()
-
-class Pruner {
- public:
-  std::vector<std::string> removed;
-
-  void prune(const json& schema, json& value, const std::string& field, bool resource_root) {
-    if (flag(schema, "x-kubernetes-preserve-unknown-fields")) {
-      skip(schema, value, field, resource_root);
-      return;
-    }
-    resource_root = resource_root || flag(schema, "x-kubernetes-embedded-resource");
-    if (value.is_object()) {
-      std::vector<std::string> unknown;
-      for (auto& [key, child] : value.items()) {
-        if (resource_root && is_meta_field(key)) continue;
-        const json& property = property_schema(schema, key);
-        if (property.is_object()) {
-          prune(property, child, child_field(field, key), false);
-        } else if (extra_fields(schema) == Extra::Schema) {
-          prune(member(schema, "additionalProperties"), child, child_field(field, key), false);
-        } else if (extra_fields(schema) == Extra::Unknown) {
-          removed.push_back(child_field(field, key));  // named in document order, erased after the loop
-          unknown.push_back(key);
-        }
-      }
-      for (const auto& key : unknown) value.erase(key);
-    } else if (value.is_array()) {
-      for (std::size_t i = 0; i < value.size(); ++i)
-        prune(member(schema, "items"), value[i], index_field(field, i), false);
-    }
-  }
-
- private:
-  // A place that keeps its unknown fields: only the fields the schema declares are pruned below it.
-  void skip(const json& schema, json& value, const std::string& field, bool resource_root) {
-    resource_root = resource_root || flag(schema, "x-kubernetes-embedded-resource");
-    if (value.is_object()) {
-      for (auto& [key, child] : value.items()) {
-        if (resource_root && is_meta_field(key)) continue;
-        const json& property = property_schema(schema, key);
-        if (property.is_object()) {
-          prune(property, child, child_field(field, key), false);
-        } else if (extra_fields(schema) == Extra::Schema) {
-          prune(member(schema, "additionalProperties"), child, child_field(field, key), false);
-        }
-      }
-    } else if (value.is_array()) {
-      const json& items = member(schema, "items");
-      if (!items.is_object()) return;
-      for (std::size_t i = 0; i < value.size(); ++i) skip(items, value[i], index_field(field, i), false);
-    }
-  }
-};
-
 }  // namespace
-
-std::optional<bool> evaluate_validation_rule(std::string_view rule, const json& self) {
-  return RuleEvaluator(rule, self).evaluate();
-}
 
 std::vector<SchemaViolation> validate_against_schema(const json& schema, const json& object) {
   Validator validator;
   validator.validate(schema, object, "", false, true);
   return std::move(validator.violations);
-}
-
-void apply_schema_defaults(const json& schema, json& object) { apply_defaults(schema, object, true); }
-
-std::vector<std::string> prune_unknown_fields(const json& schema, json& object) {
-  Pruner pruner;
-  pruner.prune(schema, object, "", true);
-  return std::move(pruner.removed);
 }
 
 }  // namespace karta
