@@ -1,5 +1,10 @@
 #include "server/https_server.h"
 
+// The HTTPS server and its connections. Longer than 500 lines because HttpsServer::Session, the server's
+// private nested class, is one Beast state machine (handshake, reads with 100-continue, the handler,
+// the write, keep-alive, deadlines, TLS shutdown) whose steps chain one another's completion handlers,
+// and it works with the server's accept, drain and session registry beside it; the file is a few lines over.
+
 #include <array>
 #include <optional>
 #include <string_view>
