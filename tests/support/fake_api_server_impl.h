@@ -1,0 +1,279 @@
+#pragma once
+
+// The inside of the fake API server (support/fake_api_server.h), for its own sources only: the resources
+// it serves and one HTTPS connection (Session). fake_api_server.cpp runs the I/O thread, keeps the
+// objects and their events and routes each request; fake_api_answers.cpp writes what the API server
+// answers: discovery documents, objects, LIST pages, WATCH streams and RBAC denials.
+
+#include <array>
+#include <chrono>
+#include <deque>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
+
+#include "support/fake_api_objects.h"
+#include "support/fake_api_server.h"
+
+namespace karta::test {
+
+namespace fs = std::filesystem;
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace net = boost::asio;
+using tcp = net::ip::tcp;
+
+class FakeApiServer::Impl {
+  struct Served {
+    FakeResource resource;
+    // By "namespace/name", or "name" when cluster-scoped; one set for every version of the resource, as
+    // the API server stores one object and converts it to the version asked for.
+    std::shared_ptr<std::map<std::string, json>> objects = std::make_shared<std::map<std::string, json>>();
+    std::set<std::string> forbidden;      // namespaces denied; "" for all of them
+  };
+
+  Served& kartas() { return served_.front(); }
+
+  // `version` "" for any version of the resource.
+  Served* find(const std::string& group, const std::string& version, const std::string& plural) {
+    for (Served& served : served_) {
+      const FakeResource& r = served.resource;
+      if (r.group == group && (version.empty() || r.version == version) && r.plural == plural) return &served;
+    }
+    return nullptr;
+  }
+
+  // The object as read through `resource`'s version.
+  static json in_version(json object, const FakeResource& resource) {
+    if (object.contains("apiVersion")) object["apiVersion"] = resource.api_version();
+    return object;
+  }
+
+  void store(Served& served, std::vector<json> objects);
+
+  // One connection: reads requests and writes answers, or the chunks of a watch.
+  class Session : public std::enable_shared_from_this<Session> {
+   public:
+    Session(Impl& server, tcp::socket socket)
+        : server_(server), stream_(std::move(socket), server.tls_), timer_(server.io_) {}
+
+    void start() {
+      stream_.async_handshake(net::ssl::stream_base::server, [self = shared_from_this()](beast::error_code ec) {
+        if (ec) return self->close();
+        if (X509* peer = SSL_get1_peer_certificate(self->stream_.native_handle())) {
+          char name[256] = {};
+          X509_NAME_get_text_by_NID(X509_get_subject_name(peer), NID_commonName, name, sizeof name);
+          self->client_name_ = name;
+          X509_free(peer);
+        }
+        self->read();
+      });
+    }
+
+    void close() {
+      if (closed_) return;
+      closed_ = true;
+      watching_ = false;
+      timer_.cancel();
+      beast::get_lowest_layer(stream_).close();
+    }
+
+    const std::string& client_name() const { return client_name_; }
+    bool watching() const { return watching_ && !closed_; }
+    bool wants_bookmarks() const { return bookmarks_; }
+
+    void respond(int status, const json& body) {
+      auto response = std::make_shared<http::response<http::string_body>>(static_cast<http::status>(status), 11);
+      response->set(http::field::content_type, "application/json");
+      response->body() = body.dump();
+      response->keep_alive(request_.keep_alive());
+      response->prepare_payload();
+      http::async_write(stream_, *response, [self = shared_from_this(), response](beast::error_code ec, std::size_t) {
+        if (ec || !response->keep_alive() || self->server_.options_.close_after_answer) return self->close();
+        self->read();
+      });
+    }
+
+    // Sends the header of a chunked 200 answer; events follow as chunks until end_watch().
+    void begin_watch(std::chrono::seconds timeout, bool bookmarks) {
+      watching_ = true;
+      bookmarks_ = bookmarks;
+      auto header = std::make_shared<http::response<http::empty_body>>(http::status::ok, 11);
+      header->set(http::field::content_type, "application/json");
+      header->set(http::field::cache_control, "no-cache, private");
+      header->chunked(true);
+      auto serializer = std::make_shared<http::response_serializer<http::empty_body>>(*header);
+      writing_ = true;
+      http::async_write_header(stream_, *serializer,
+                               [self = shared_from_this(), header, serializer](beast::error_code ec, std::size_t) {
+                                 self->writing_ = false;
+                                 if (ec) return self->close();
+                                 self->write_next();
+                               });
+      timer_.expires_after(timeout);
+      timer_.async_wait([self = shared_from_this()](beast::error_code ec) {
+        if (!ec) self->end_watch();
+      });
+      watch_for_close();
+    }
+
+    void send_event(const json& event) {
+      if (!watching()) return;
+      outgoing_.push_back(event.dump() + "\n");  // the API server's JSON encoder ends each event with a newline
+      write_next();
+    }
+
+    // The terminating chunk: the answer ends normally. The connection is then closed.
+    void end_watch() {
+      if (!watching()) return;
+      watching_ = false;
+      timer_.cancel();
+      outgoing_.push_back(std::nullopt);
+      write_next();
+    }
+
+   private:
+    void read() {
+      request_ = {};
+      http::async_read(stream_, buffer_, request_, [self = shared_from_this()](beast::error_code ec, std::size_t) {
+        if (ec) return self->close();
+        self->server_.handle(self, self->request_);
+      });
+    }
+
+    // During a watch the client sends nothing: a read that ends means it has gone.
+    void watch_for_close() {
+      stream_.async_read_some(net::buffer(probe_), [self = shared_from_this()](beast::error_code ec, std::size_t) {
+        if (ec) return self->close();
+        self->watch_for_close();
+      });
+    }
+
+    // Each event is flushed as a chunk of its own, as the API server flushes after every event.
+    void write_next() {
+      if (writing_ || outgoing_.empty() || closed_) return;
+      writing_ = true;
+      auto done = [self = shared_from_this()](beast::error_code ec, std::size_t) {
+        self->writing_ = false;
+        bool last = !self->outgoing_.front().has_value();
+        self->outgoing_.pop_front();
+        if (ec || last) return self->close();
+        self->write_next();
+      };
+      if (outgoing_.front()) {
+        net::async_write(stream_, http::make_chunk(net::buffer(*outgoing_.front())), done);
+      } else {
+        net::async_write(stream_, http::make_chunk_last(), done);
+      }
+    }
+
+    Impl& server_;
+    beast::ssl_stream<beast::tcp_stream> stream_;
+    net::steady_timer timer_;
+    beast::flat_buffer buffer_;
+    http::request<http::string_body> request_;
+    std::string client_name_;
+    std::deque<std::optional<std::string>> outgoing_;  // nullopt: the last chunk
+    std::array<char, 64> probe_{};
+    bool writing_ = false;
+    bool watching_ = false;
+    bool bookmarks_ = false;
+    bool closed_ = false;
+  };
+
+ public:
+  Impl(const fs::path& dir, std::vector<json> objects, FakeApiServerOptions options = {});
+  ~Impl();
+
+  unsigned short port() const { return port_; }
+  const test::TestCertificates& certificates() const { return certificates_; }
+
+  // A connection to this server with `token`.
+  kube::KubeConnection connection(const std::string& token = "sesame") const;
+
+  void add(json object);
+  void modify(json object);
+  void remove(const std::string& name);
+  void bookmark(int version);
+  void compact(int version);
+  void end_watches();
+  void fail_next(int count, int status);
+
+  std::vector<Received> received() const;
+  std::vector<std::string> targets() const;
+  std::size_t connections() const;
+  std::size_t open_watches() const;
+
+  void serve(FakeResource resource, std::vector<json> objects);
+  void add_objects(const std::string& group, const std::string& plural, std::vector<json> objects);
+  void forbid(const std::string& group, const std::string& plural, const std::string& namespace_name);
+
+ private:
+  // In fake_api_server.cpp: the I/O thread, the connections, the kartas' events and the routing.
+  template <class F>
+  auto on_io(F&& f) const -> decltype(f());
+  void accept();
+  std::vector<std::shared_ptr<Session>> live_watches() const;
+  void end_all_watches();
+  void publish(const std::string& type, json object);
+  void handle(const std::shared_ptr<Session>& session, const http::request<http::string_body>& request);
+
+  // A request for a collection or one object of a served resource.
+  struct Target {
+    Served* served;
+    std::string namespace_name;  // "" for all namespaces, or a cluster-scoped resource
+    std::string name;            // "" for the collection
+  };
+  std::optional<Target> resolve(const std::string& path);
+
+  // In fake_api_answers.cpp: what the API server answers.
+  void serve_resource(const std::shared_ptr<Session>& session, const Target& target, const std::string& path,
+                      std::map<std::string, std::string>& query);
+  bool forbidden(const Served& served, const std::string& namespace_name) const;
+  json forbidden_status(const FakeResource& resource, const std::string& verb, const std::string& namespace_name,
+                        const std::string& name) const;
+  std::optional<json> discovery(const std::string& path) const;
+  std::optional<json> resource_list(const std::string& group, const std::string& version) const;
+  std::vector<std::string> group_names() const;
+  std::vector<std::string> group_versions(const std::string& group) const;
+  json api_group(const std::string& group) const;
+  void list(const std::shared_ptr<Session>& session, const Served& served, const std::string& namespace_name,
+            const std::optional<LabelSelector>& selector, std::map<std::string, std::string>& query);
+  void watch(const std::shared_ptr<Session>& session, std::map<std::string, std::string>& query);
+
+  FakeApiServerOptions options_;
+  test::TestCertificates certificates_;
+  net::io_context io_;
+  net::ssl::context tls_{net::ssl::context::tls_server};
+  tcp::acceptor acceptor_{io_};
+  unsigned short port_ = 0;
+  std::thread thread_;
+
+  // I/O thread only.
+  std::vector<Served> served_;  // the kartas first; in the order served, which is the order of /apis
+  int resource_version_ = 100;
+  int oldest_watchable_ = 100;
+  std::vector<std::pair<int, json>> history_;
+  std::vector<std::weak_ptr<Session>> sessions_;
+  std::vector<std::weak_ptr<Session>> watches_;
+  int failures_left_ = 0;
+  int failure_status_ = 500;
+  std::vector<Received> received_;
+};
+
+}  // namespace karta::test
