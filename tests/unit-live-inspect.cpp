@@ -2,7 +2,9 @@
 // pod x 4 GPUs, a worker Job of 2 pods x 4 GPUs, three running ready pods) printed as `kli describe`
 // prints it, in text and JSON; its `list` row; pods no selector places; another JobSet's pods left out;
 // kinds resolved by kind, singular, plural, group-qualified name and short name; kinds the cluster does not
-// serve; and the API server's 403 and 404 answers.
+// serve; and the API server's 403 and 404 answers. Longer than 500 lines because its cases share one
+// fixture cluster (about 160 lines: the seed's JobSet, Jobs and pods written as their controllers write
+// them, label for label) and compare whole `inspect` outputs, pasted as golden text.
 
 #include <doctest/doctest.h>
 
