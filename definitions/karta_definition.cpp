@@ -6,7 +6,7 @@
 #include "definitions/api/published_api.h"
 #include "definitions/extensions_annotation.h"
 #include "definitions/object_reader.h"
-#include "validate/openapi_schema.h"
+#include "k8s/openapi_schema.h"
 
 namespace karta {
 

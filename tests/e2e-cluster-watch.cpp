@@ -8,11 +8,11 @@
 #include "admission/admission_service.h"
 #include "definitions/api/published_api.h"
 #include "json/documents.h"
+#include "k8s/openapi_schema.h"
 #include "support/fake_api_server.h"
 #include "support/kube_fixtures.h"
 #include "support/running_webhook.h"
 #include "support/test_support.h"
-#include "validate/openapi_schema.h"
 
 using karta::json;
 namespace test = karta::test;

@@ -1,4 +1,4 @@
-// Schema validation, pruning and rules (validate/openapi_schema.h) on small schemas: what the Karta CRDs do not use.
+// Schema validation, pruning and rules (k8s/openapi_schema.h) on small schemas: what the Karta CRDs do not use.
 
 #include <doctest/doctest.h>
 
@@ -6,9 +6,9 @@
 #include <string>
 
 #include "json/documents.h"
+#include "k8s/openapi_schema.h"
 #include "support/schema_violations.h"
 #include "support/test_support.h"
-#include "validate/openapi_schema.h"
 
 using karta::evaluate_validation_rule;
 using karta::json;

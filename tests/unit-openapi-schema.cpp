@@ -1,4 +1,4 @@
-// Structural-schema validation, defaulting and pruning (validate/openapi_schema.h) against the published
+// Structural-schema validation, defaulting and pruning (k8s/openapi_schema.h) against the published
 // Karta and ResourceInterface CRDs compiled into the binary (definitions/api/published_api.h); what those
 // CRDs do not use is tested on small schemas in unit-openapi-schema-keywords.cpp.
 
@@ -10,9 +10,9 @@
 
 #include "definitions/api/published_api.h"
 #include "json/documents.h"
+#include "k8s/openapi_schema.h"
 #include "support/schema_violations.h"
 #include "support/test_support.h"
-#include "validate/openapi_schema.h"
 
 using karta::apply_schema_defaults;
 using karta::evaluate_validation_rule;

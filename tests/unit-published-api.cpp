@@ -9,11 +9,11 @@
 
 #include "admission/admission_service.h"
 #include "definitions/api/published_api.h"
+#include "k8s/openapi_schema.h"
 #include "runtime/admission_state_loader.h"
 #include "support/running_webhook.h"
 #include "support/test_support.h"
 #include "validate/definition_validation.h"
-#include "validate/openapi_schema.h"
 
 using karta::json;
 namespace test = karta::test;

@@ -2,7 +2,7 @@
 
 // The published Karta API compiled into the binary (definitions/api/README.md): the CRDs of run.ai/v1alpha1
 // Karta and of the older optimization.nvidia.com/v1alpha1 ResourceInterface, and a core v1 Pod schema
-// (definitions/api/pod-v1.json, made by scripts/make-pod-schema.py). validate/openapi_schema.h checks
+// (definitions/api/pod-v1.json, made by scripts/make-pod-schema.py). k8s/openapi_schema.h checks
 // definitions against the first two; the Pod schema is for the jq paths definitions evaluate on Pods.
 
 #include <string_view>

@@ -1,6 +1,6 @@
 #pragma once
 
-// Whole results of schema validation and pruning (validate/openapi_schema.h) in assertions, printed one
+// Whole results of schema validation and pruning (k8s/openapi_schema.h) in assertions, printed one
 // violation or field a line when they fail.
 
 #include <doctest/doctest.h>
@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "validate/openapi_schema.h"
+#include "k8s/openapi_schema.h"
 
 // Whole results print one violation a line when an assertion fails.
 template <>

@@ -3,7 +3,7 @@
 // change the object, are in openapi_schema_defaults_pruning.cpp; the x-kubernetes-validations rules this
 // reports on are evaluated in openapi_schema_rules.cpp.
 
-#include "validate/openapi_schema.h"
+#include "k8s/openapi_schema.h"
 
 #include <algorithm>
 #include <cmath>
@@ -14,7 +14,7 @@
 #include <set>
 
 #include "definitions/edit_distance.h"
-#include "validate/openapi_schema_nodes.h"
+#include "k8s/openapi_schema_nodes.h"
 
 namespace karta {
 namespace {

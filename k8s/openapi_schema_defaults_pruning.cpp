@@ -1,4 +1,4 @@
-#include "validate/openapi_schema.h"
+#include "k8s/openapi_schema.h"
 
 // Defaulting and pruning: the two passes that change the object, as the API server makes them before
 // storing it. Apart from validation (openapi_schema.cpp), which only reads the object; both walk it with
@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "validate/openapi_schema_nodes.h"
+#include "k8s/openapi_schema_nodes.h"
 
 namespace karta {
 

@@ -1,4 +1,4 @@
-#include "validate/openapi_schema_nodes.h"
+#include "k8s/openapi_schema_nodes.h"
 
 // Absent members read as one null value (kNoSchema) rather than nullptr, so that lookups chain:
 // member(member(schema, "items"), "required").

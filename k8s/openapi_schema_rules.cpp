@@ -1,4 +1,4 @@
-#include "validate/openapi_schema.h"
+#include "k8s/openapi_schema.h"
 
 // The subset of x-kubernetes-validations (CEL) rules that openapi_schema.h describes, evaluated without a
 // CEL implementation by a small recursive-descent reader. Apart from the validator that reports the
