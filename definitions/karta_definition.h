@@ -14,7 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "definitions/edit_distance.h"  // edit_distance, which callers of this header use
+#include "k8s/edit_distance.h"  // edit_distance, which callers of this header use
 #include "k8s/group_version_kind.h"
 
 namespace karta {

@@ -14,8 +14,8 @@
 #include <utility>
 #include <vector>
 
-#include "definitions/edit_distance.h"
 #include "definitions/karta_definition.h"
+#include "k8s/edit_distance.h"
 
 namespace karta::definition_reading {
 

@@ -13,7 +13,7 @@
 #include <regex>
 #include <set>
 
-#include "definitions/edit_distance.h"
+#include "k8s/edit_distance.h"
 #include "k8s/openapi_schema_nodes.h"
 
 namespace karta {

@@ -16,8 +16,8 @@
 #include <utility>
 #include <variant>
 
-#include "definitions/edit_distance.h"
 #include "definitions/simple_path.h"
+#include "k8s/edit_distance.h"
 #include "validate/crd_schema_nodes.h"
 #include "validate/jq_lexer.h"
 

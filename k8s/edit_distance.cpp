@@ -1,4 +1,4 @@
-#include "definitions/edit_distance.h"
+#include "k8s/edit_distance.h"
 
 // One row of the dynamic-programming table at a time: names compared here are short, and this is
 // called once per candidate of a did-you-mean.
