@@ -27,7 +27,7 @@ Webhook::Webhook(WebhookConfig config)
   auto service = service_;
   std::vector<Route> routes{
       {"POST", "/mutate",
-       [service](const HttpRequest& r) { return handle_admission(*service, AdmissionEndpoint::Mutate, r); }},
+       [service](const HttpRequest& r) { return handle_admission(*service, AdmissionEndpoint::Mutate, r); }, {}},
       {"POST", "/validate",
        [service](const HttpRequest& r) { return handle_admission(*service, AdmissionEndpoint::Validate, r); },
        // Validating a definition compiles its jq (~18 ms an expression): off the connection threads. A
@@ -35,16 +35,18 @@ Webhook::Webhook(WebhookConfig config)
        [](const HttpRequest& r) {
          return r.body.find("\"Karta\"") != std::string::npos || r.body.find("\"ResourceInterface\"") != std::string::npos;
        }},
-      {"GET", "/healthz", [](const HttpRequest&) { return text_response(200, "ok"); }},
+      {"GET", "/healthz", [](const HttpRequest&) { return text_response(200, "ok"); }, {}},
       {"GET", "/readyz",
        [this](const HttpRequest&) {
          std::string why = not_ready_reason();
          return why.empty() ? text_response(200, "ok") : text_response(503, std::move(why));
-       }},
+       },
+       {}},
       {"GET", "/metrics",
        [service](const HttpRequest&) {
          return HttpResponse{200, "text/plain; version=0.0.4; charset=utf-8", service->metrics().render(), {}};
-       }},
+       },
+       {}},
   };
   server_ = std::make_unique<HttpsServer>(config_.server, std::move(certificates), std::move(routes));
   server_->set_on_shutdown_begin([this] { shutting_down_ = true; });
