@@ -20,8 +20,7 @@ namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
 using test::FakeApiServer;
-using test::kube_fixtures::eventually;
-using test::kube_fixtures::test_options;
+using namespace test::kube_fixtures;
 
 // ---------------------------------------------------------------------------------------------------
 // The webhook on a cluster: definitions arrive over the watch

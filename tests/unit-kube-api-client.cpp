@@ -17,10 +17,7 @@ namespace test = karta::test;
 using test::FakeApiServer;
 using test::read_text;
 using test::write_text;
-using test::kube_fixtures::eventually;
-using test::kube_fixtures::karta_object;
-using test::kube_fixtures::kKartas;
-using test::kube_fixtures::names;
+using namespace test::kube_fixtures;
 
 // ---------------------------------------------------------------------------------------------------
 // ApiClient

@@ -22,9 +22,7 @@ using test::FakeApiServer;
 using test::make_client_certificate;
 using test::read_text;
 using test::write_text;
-using test::kube_fixtures::karta_object;
-using test::kube_fixtures::kKartas;
-using test::kube_fixtures::names;
+using namespace test::kube_fixtures;
 
 namespace {
 

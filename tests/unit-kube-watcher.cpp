@@ -17,11 +17,7 @@ using namespace std::chrono_literals;
 
 using test::FakeApiServer;
 using test::raw_url_base64;
-using test::kube_fixtures::eventually;
-using test::kube_fixtures::karta_object;
-using test::kube_fixtures::kKartas;
-using test::kube_fixtures::names;
-using test::kube_fixtures::test_options;
+using namespace test::kube_fixtures;
 
 namespace {
 
