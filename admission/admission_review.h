@@ -11,9 +11,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "k8s/group_version_kind.h"
 #include "json/documents.h"
 #include "json/json_document.h"
+#include "k8s/group_version_kind.h"
 #include "mutate/json_patch.h"
 
 namespace karta {

@@ -14,9 +14,9 @@
 #include <vector>
 
 #include "admission/admission_service.h"
-#include "runtime/admission_state_loader.h"
 #include "kube/kube_connection.h"
 #include "kube/watcher.h"
+#include "runtime/admission_state_loader.h"
 #include "server/https_server.h"
 
 namespace karta {
