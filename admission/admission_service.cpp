@@ -14,8 +14,6 @@
 namespace karta {
 namespace {
 
-ReviewReply refused(ReviewReply::Status status, std::string reason) { return ReviewReply{status, std::move(reason)}; }
-
 bool json_content_type(std::string_view content_type) {
   if (content_type.empty()) return true;
   return content_type.rfind("application/json", 0) == 0;
@@ -192,17 +190,17 @@ ReviewReply AdmissionService::answer(AdmissionEndpoint endpoint, std::string_vie
   const char* endpoint_name = endpoint == AdmissionEndpoint::Mutate ? "mutate" : "validate";
   if (!json_content_type(content_type)) {
     spdlog::warn("admission endpoint={} rejected: content type {}", endpoint_name, content_type);
-    return refused(ReviewReply::Status::UnsupportedMediaType,
-                   "expected Content-Type application/json, got " + std::string(content_type));
+    return ReviewReply{ReviewReply::Status::UnsupportedMediaType,
+                       "expected Content-Type application/json, got " + std::string(content_type)};
   }
   ReviewDecoding decoding = decode_admission_review(body);
   if (!decoding.review) {
     spdlog::warn("admission endpoint={} malformed review: {}", endpoint_name, decoding.error);
-    return refused(ReviewReply::Status::Malformed, "malformed AdmissionReview: " + decoding.error);
+    return ReviewReply{ReviewReply::Status::Malformed, "malformed AdmissionReview: " + decoding.error};
   }
   const AdmissionRequest& request = decoding.review->request;
   auto state = this->state();
-  if (!state) return refused(ReviewReply::Status::NotReady, "definitions and policy are not loaded yet");
+  if (!state) return ReviewReply{ReviewReply::Status::NotReady, "definitions and policy are not loaded yet"};
 
   AdmissionResult result;
   try {
@@ -212,7 +210,7 @@ ReviewReply AdmissionService::answer(AdmissionEndpoint endpoint, std::string_vie
     spdlog::error("admission uid={} endpoint={} kind={} internal error: {}", request.uid, endpoint_name,
                   request.kind.to_string(), e.what());
     metrics_.record_admission(endpoint_name, request.operation, "error", "error", 0, 0);
-    return refused(ReviewReply::Status::InternalError, std::string("internal error: ") + e.what());
+    return ReviewReply{ReviewReply::Status::InternalError, std::string("internal error: ") + e.what()};
   }
   for (const auto& note : result.notes) {
     spdlog::warn("admission uid={} kind={} {}: {}", request.uid, request.kind.to_string(), object_name(request), note);

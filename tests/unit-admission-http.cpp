@@ -14,25 +14,27 @@ namespace test = karta::test;
 TEST_CASE("each ReviewReply becomes its HTTP status: a review as JSON, a refused envelope as one line of text") {
   struct Case {
     ReviewReply::Status status;
+    const char* reason;
     int http_status;
     const char* content_type;
     const char* body;
   };
   const Case cases[] = {
-      {ReviewReply::Status::Answered, 200, "application/json", R"({"kind":"AdmissionReview"})"},
-      {ReviewReply::Status::UnsupportedMediaType, 415, "text/plain; charset=utf-8", "not JSON\n"},
-      {ReviewReply::Status::Malformed, 400, "text/plain; charset=utf-8", "malformed AdmissionReview: x\n"},
-      {ReviewReply::Status::NotReady, 503, "text/plain; charset=utf-8", "not loaded\n"},
-      {ReviewReply::Status::InternalError, 500, "text/plain; charset=utf-8", "internal error: y\n"},
+      {ReviewReply::Status::Answered, R"({"kind":"AdmissionReview"})", 200, "application/json",
+       R"({"kind":"AdmissionReview"})"},
+      {ReviewReply::Status::UnsupportedMediaType, "not JSON", 415, "text/plain; charset=utf-8", "not JSON\n"},
+      {ReviewReply::Status::Malformed, "malformed AdmissionReview: x", 400, "text/plain; charset=utf-8",
+       "malformed AdmissionReview: x\n"},
+      {ReviewReply::Status::NotReady, "not loaded", 503, "text/plain; charset=utf-8", "not loaded\n"},
+      {ReviewReply::Status::InternalError, "internal error: y", 500, "text/plain; charset=utf-8",
+       "internal error: y\n"},
   };
-  const char* reasons[] = {R"({"kind":"AdmissionReview"})", "not JSON", "malformed AdmissionReview: x", "not loaded",
-                           "internal error: y"};
-  for (std::size_t i = 0; i < std::size(cases); ++i) {
-    CAPTURE(i);
-    karta::HttpResponse response = karta::to_http_response(ReviewReply{cases[i].status, reasons[i]});
-    CHECK(response.status == cases[i].http_status);
-    CHECK(response.content_type == cases[i].content_type);
-    CHECK(response.body == cases[i].body);
+  for (const Case& c : cases) {
+    CAPTURE(c.reason);
+    karta::HttpResponse response = karta::to_http_response(ReviewReply{c.status, c.reason});
+    CHECK(response.status == c.http_status);
+    CHECK(response.content_type == c.content_type);
+    CHECK(response.body == c.body);
     CHECK(response.headers.empty());
   }
 }
