@@ -47,8 +47,8 @@ std::optional<std::int64_t> go_parse_int64(std::string_view text) {
 // integer as an int32, so "1e4294967299" is 1e3 to Kubernetes, and to us.
 std::optional<Suffix> interpret(std::string_view suffix) {
   static constexpr std::pair<std::string_view, Suffix> kNamed[] = {
-      {"", {10, 0}},   {"n", {10, -9}}, {"u", {10, -6}}, {"m", {10, -3}}, {"k", {10, 3}},   {"M", {10, 6}},
-      {"G", {10, 9}},  {"T", {10, 12}}, {"P", {10, 15}}, {"E", {10, 18}}, {"Ki", {2, 10}},  {"Mi", {2, 20}},
+      {"", {10, 0}},   {"n", {10, -9}}, {"u", {10, -6}}, {"m", {10, -3}}, {"k", {10, 3}},  {"M", {10, 6}},
+      {"G", {10, 9}},  {"T", {10, 12}}, {"P", {10, 15}}, {"E", {10, 18}}, {"Ki", {2, 10}}, {"Mi", {2, 20}},
       {"Gi", {2, 30}}, {"Ti", {2, 40}}, {"Pi", {2, 50}}, {"Ei", {2, 60}}};
   for (const auto& [name, meaning] : kNamed) {
     if (suffix == name) return meaning;

@@ -6,9 +6,7 @@
 #include <chrono>
 #include <fstream>
 #include <string>
-#include <vector>
 
-#include "admission/admission_service.h"
 #include "cli/live_inspect.h"
 #include "json/documents.h"
 #include "k8s/quantity.h"
@@ -26,6 +24,8 @@ struct Expected {
   const char* value;  // exact decimal
 };
 
+// Tables, several entries a line.
+// clang-format off
 // From apimachinery's quantity_test.go, TestQuantityParse (its `table`): the same inputs, their expected
 // Quantity written out as an exact decimal. Three of them are past 2^63-1 and listed with the clamped.
 const Expected kApimachineryTable[] = {
@@ -100,6 +100,8 @@ const char* const kRefused[] = {"0x4", " 4", "4 ", "\t4", "4\n", "4 GPUs", "lots
                                 "-+1", "1e1.5", "1ee3", "1Ee3", "1e3Ki", "1E3i", "1ki", "1KI", "1Ki3", "1m3", "1k+",
                                 "1e9223372036854775808", "1e-9223372036854775809", "Pi", "Ei", "-Ei", ".Pi",
                                 "e-10", "Infinity", "NaN", "4,5", "\xef\xbc\x94"};
+
+// clang-format on
 
 std::string read(const char* text) {
   auto quantity = karta::parse_quantity_text(text);
@@ -191,43 +193,49 @@ json example_patch(const json& object) {
 
 const std::string kToleration = R"([{"effect":"NoSchedule","key":"nvidia.com/gpu","operator":"Exists"}])";
 
-}  // namespace
-
-TEST_CASE("the demo JobSet with its GPUs written as 4000000000n gets the same 9-operation patch as with 4") {
-  const json expected = json::parse(R"([
+// examples/policy.yaml's patch for the demo JobSet: queue, role labels, scheduler, GPU tolerations on both
+// templates, and the gang size and GPU total on the workload.
+json nine_operations() {
+  return json::parse(R"([
     {"op":"add","path":"/metadata/labels/kai.scheduler~1queue","value":"default-queue"},
     {"op":"add","path":"/spec/replicatedJobs/0/template/spec/template/metadata/labels/platform.example.com~1role","value":"leader"},
     {"op":"add","path":"/spec/replicatedJobs/0/template/spec/template/metadata/labels/kai.scheduler~1queue","value":"default-queue"},
     {"op":"add","path":"/spec/replicatedJobs/0/template/spec/template/spec/schedulerName","value":"kai-scheduler"},
-    {"op":"add","path":"/spec/replicatedJobs/0/template/spec/template/spec/tolerations","value":)" + kToleration + R"(},
+    {"op":"add","path":"/spec/replicatedJobs/0/template/spec/template/spec/tolerations","value":)" +
+                     kToleration + R"(},
     {"op":"add","path":"/spec/replicatedJobs/1/template/spec/template/metadata","value":{"labels":{
       "kai.scheduler/queue":"default-queue","platform.example.com/managed":"true","platform.example.com/role":"worker"}}},
     {"op":"add","path":"/spec/replicatedJobs/1/template/spec/template/spec/schedulerName","value":"kai-scheduler"},
-    {"op":"add","path":"/spec/replicatedJobs/1/template/spec/template/spec/tolerations","value":)" + kToleration + R"(},
+    {"op":"add","path":"/spec/replicatedJobs/1/template/spec/template/spec/tolerations","value":)" +
+                     kToleration + R"(},
     {"op":"add","path":"/metadata/annotations","value":{"kai.scheduler/batch-min-member":"3","platform.example.com/gpu-total":"12"}}
   ])");
+}
+
+}  // namespace
+
+TEST_CASE("the demo JobSet with its GPUs written as 4000000000n gets the same 9-operation patch as with 4") {
+  const json expected = nine_operations();
   REQUIRE(expected.size() == 9);
   CHECK(example_patch(demo_with_gpus(4)) == expected);
-  for (const char* spelling : {"4", "4000000000n", "4000000u", "4000m", "0.004k", "4e0", "40e-1", "+4", "4.", "0.00390625Ki"}) {
+  for (const char* spelling :
+       {"4", "4000000000n", "4000000u", "4000m", "0.004k", "4e0", "40e-1", "+4", "4.", "0.00390625Ki"}) {
     CAPTURE(spelling);
     CHECK(example_patch(demo_with_gpus(spelling)) == expected);
   }
   json patched = test::kubectl_apply(demo_with_gpus("4000000000n"), expected);
   CHECK(patched["metadata"]["annotations"]["platform.example.com/gpu-total"] == "12");
-  CHECK(patched["spec"]["replicatedJobs"][1]["template"]["spec"]["template"]["spec"]["tolerations"] == json::parse(kToleration));
+  CHECK(patched["spec"]["replicatedJobs"][1]["template"]["spec"]["template"]["spec"]["tolerations"] ==
+        json::parse(kToleration));
 }
 
 TEST_CASE("GPUs written in a form Kubernetes refuses count as none: no GPU toleration, no GPU total") {
-  const json expected = json::parse(R"([
-    {"op":"add","path":"/metadata/labels/kai.scheduler~1queue","value":"default-queue"},
-    {"op":"add","path":"/spec/replicatedJobs/0/template/spec/template/metadata/labels/platform.example.com~1role","value":"leader"},
-    {"op":"add","path":"/spec/replicatedJobs/0/template/spec/template/metadata/labels/kai.scheduler~1queue","value":"default-queue"},
-    {"op":"add","path":"/spec/replicatedJobs/0/template/spec/template/spec/schedulerName","value":"kai-scheduler"},
-    {"op":"add","path":"/spec/replicatedJobs/1/template/spec/template/metadata","value":{"labels":{
-      "kai.scheduler/queue":"default-queue","platform.example.com/managed":"true","platform.example.com/role":"worker"}}},
-    {"op":"add","path":"/spec/replicatedJobs/1/template/spec/template/spec/schedulerName","value":"kai-scheduler"},
-    {"op":"add","path":"/metadata/annotations","value":{"kai.scheduler/batch-min-member":"3"}}
-  ])");
+  // The same patch without the two tolerations and the GPU total.
+  json expected = nine_operations();
+  expected.erase(7);
+  expected.erase(4);
+  expected[6]["value"].erase("platform.example.com/gpu-total");
+  REQUIRE(expected.size() == 7);
   for (const char* spelling : {"0x4", " 4", "4 ", "4 GPUs", "1e", "0", "Ki"}) {
     CAPTURE(spelling);
     CHECK(example_patch(demo_with_gpus(spelling)) == expected);
@@ -239,8 +247,8 @@ namespace {
 // A JobSet whose leader asks for 1e30 cores and 1e30 bytes, and 4 GPUs per pod.
 json huge_requests() {
   json object = demo_with_gpus(4);
-  object["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]["containers"][0]["resources"]["requests"] =
-      {{"cpu", "1e30"}, {"memory", "1e30"}};
+  object["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]["containers"][0]["resources"]
+        ["requests"] = {{"cpu", "1e30"}, {"memory", "1e30"}};
   return object;
 }
 
@@ -250,7 +258,8 @@ TEST_CASE("inspect -f prints cpu and memory of 1e30 as the bound, marked, never 
   test::TempDir dir;
   std::ofstream(dir.path / "huge.json") << huge_requests().dump();
   int code = 0;
-  std::string out = test::run_command(test::binary_path().string() + " inspect -f " + (dir.path / "huge.json").string(), &code);
+  std::string out =
+      test::run_command(test::binary_path().string() + " inspect -f " + (dir.path / "huge.json").string(), &code);
   CHECK(code == 0);
   CHECK(out == R"(JobSet research/demo (jobset.x-k8s.io/v1alpha2)  state: Running
 statuses: Running  suspended: no
