@@ -1,11 +1,13 @@
 #include "cli/inspect.h"
 
+#include <cstdint>
 #include <iomanip>
 #include <sstream>
 
 #include "definitions/status.h"
 #include "definitions/suspend.h"
 #include "definitions/workload.h"
+#include "k8s/quantity.h"
 
 namespace karta {
 namespace {
@@ -17,14 +19,17 @@ std::string text_at(const json& object, const char* key) {
   return it != metadata->end() && it->is_string() ? it->get<std::string>() : "";
 }
 
+// Past what an int64 holds, a figure prints as that bound, marked, as `inspect KIND/NAME` prints it.
 std::string cpu_text(double cores) {
   if (cores == 0) return "0";
+  if (!fits_int64(cores * 1000)) return ">=" + std::to_string(INT64_MAX) + "m";
   if (cores < 1 || std::nearbyint(cores) != cores) return format_count(std::round(cores * 1000)) + "m";
   return format_count(cores);
 }
 
 std::string memory_text(double bytes) {
   if (bytes == 0) return "0";
+  if (!fits_int64(bytes)) return ">=" + std::to_string(INT64_MAX);
   static const std::pair<const char*, double> kUnits[] = {{"Ti", 1099511627776.0}, {"Gi", 1073741824.0},
                                                           {"Mi", 1048576.0}, {"Ki", 1024.0}};
   for (const auto& [unit, size] : kUnits) {

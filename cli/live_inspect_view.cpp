@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <ctime>
 #include <map>
@@ -21,6 +22,7 @@
 #include "definitions/status.h"
 #include "definitions/workload.h"
 #include "json/json_document.h"
+#include "k8s/quantity.h"
 #include "k8s/resources.h"
 
 namespace karta {
@@ -161,9 +163,15 @@ std::string decimal_quantity(std::int64_t mantissa, int exponent) {
   return std::to_string(mantissa) + kSuffixes.at(exponent);
 }
 
-std::string cpu_quantity(double cores) { return decimal_quantity(std::llround(cores * 1000), -3); }
+// A figure past what an int64 holds (a quantity past 2^63-1 units is held at that bound, and sums and
+// replicas grow it further) is printed as the bound, marked: never wrapped to a negative number.
+std::string cpu_quantity(double cores) {
+  if (!fits_int64(cores * 1000)) return ">=" + decimal_quantity(INT64_MAX, -3);
+  return decimal_quantity(std::llround(cores * 1000), -3);
+}
 
 std::string memory_quantity(double bytes) {
+  if (!fits_int64(bytes)) return ">=" + decimal_quantity(INT64_MAX, 0);
   std::int64_t mantissa = std::llround(bytes);
   if (mantissa == 0) return "0";
   static const char* kBinary[] = {"", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"};

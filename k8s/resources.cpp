@@ -1,42 +1,31 @@
 #include "k8s/resources.h"
 
 #include <algorithm>
-#include <cmath>
-#include <cstdlib>
+#include <cstdint>
+
+#include "k8s/quantity.h"
 
 namespace karta {
 
-namespace {
-
-std::optional<double> parse_quantity_text(const std::string& text) {
-  if (text.empty()) return std::nullopt;
-  char* end = nullptr;
-  double number = std::strtod(text.c_str(), &end);
-  if (end == text.c_str() || !std::isfinite(number)) return std::nullopt;
-  std::string_view suffix(end);
-  static const std::pair<const char*, double> kSuffixes[] = {
-      {"", 1},     {"m", 1e-3}, {"k", 1e3},  {"M", 1e6},  {"G", 1e9},  {"T", 1e12}, {"P", 1e15},
-      {"E", 1e18}, {"Ki", 1024.0}, {"Mi", 1048576.0}, {"Gi", 1073741824.0}, {"Ti", 1099511627776.0},
-      {"Pi", 1125899906842624.0}, {"Ei", 1152921504606846976.0}};
-  for (const auto& [name, factor] : kSuffixes) {
-    if (suffix == name) return number * factor;
+std::optional<double> parse_quantity(JsonElement quantity) {
+  // A number as Kubernetes reads it: its text. Integers keep every digit; a fraction or an exponent is
+  // a double by now, and its shortest text is what was written, bar digits past a double's precision.
+  std::optional<Quantity> parsed;
+  if (quantity.is_uint64()) {
+    parsed = parse_quantity_text(std::to_string(quantity.get_uint64().value_unsafe()));
+  } else if (quantity.is_int64()) {
+    parsed = parse_quantity_text(std::to_string(quantity.get_int64().value_unsafe()));
+  } else if (quantity.is_number()) {
+    parsed = quantity_of_number(quantity.get_double().value_unsafe());
+  } else if (auto text = string_of(quantity)) {
+    parsed = parse_quantity_text(*text);
   }
-  return std::nullopt;
+  return parsed ? std::optional<double>(parsed->to_double()) : std::nullopt;
 }
-
-}  // namespace
 
 std::optional<double> parse_quantity(const json& quantity) {
-  if (quantity.is_number()) return quantity.get<double>();
-  if (!quantity.is_string()) return std::nullopt;
-  return parse_quantity_text(quantity.get_ref<const std::string&>());
-}
-
-std::optional<double> parse_quantity(JsonElement quantity) {
-  if (quantity.is_number()) return double(quantity.get_double().value_unsafe());
-  auto text = string_of(quantity);
-  if (!text) return std::nullopt;
-  return parse_quantity_text(std::string(*text));
+  JsonDocument document = JsonDocument::from(quantity);
+  return parse_quantity(document.root());
 }
 
 PodRequests container_requests(JsonElement resources, const std::vector<std::string>& gpu_names) {

@@ -12,7 +12,8 @@
 
 namespace karta {
 
-// A Kubernetes quantity ("4", "500m", "16Gi", "1e3", or a JSON number) as a number; nullopt if malformed.
+// A Kubernetes quantity ("4", "500m", "16Gi", "1e3", or a JSON number) as a number, read as Kubernetes
+// reads it (k8s/quantity.h); nullopt where Kubernetes refuses it ("0x4", " 4").
 std::optional<double> parse_quantity(JsonElement quantity);
 std::optional<double> parse_quantity(const json& quantity);
 
