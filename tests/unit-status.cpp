@@ -210,16 +210,16 @@ const std::vector<StatusExample>& examples() {
       {"jobset-resuming.yaml", "Resuming", {"Resuming"}},
       {"leaderworkerset-running.yaml", "Running", {"Running"}},
       {"leaderworkerset-progressing.yaml", "Initializing", {"Initializing"}},
-      {"pytorchjob-running.yaml", "Running", {"Running"}},
-      {"pytorchjob-succeeded.yaml", "Completed", {"Completed"}},
-      {"pytorchjob-failed.yaml", "Failed", {"Failed"}},
-      {"pytorchjob-suspended.yaml", "Suspended", {"Suspended"}},
-      {"mpijob-v1-running.yaml", "Running", {"Running"}},
-      {"mpijob-v1-failed.yaml", "Failed", {"Failed"}},
-      {"mpijob-v1-suspended.yaml", "Suspended", {"Suspended"}},
-      {"mpijob-v2beta1-running.yaml", "Running", {"Running"}},
-      {"mpijob-v2beta1-succeeded.yaml", "Completed", {"Completed"}},
-      {"mpijob-v2beta1-suspended.yaml", "Suspended", {"Suspended"}},
+      {"pytorchjob-running.yaml", "Running", {"Running", "Initializing"}},
+      {"pytorchjob-succeeded.yaml", "Completed", {"Completed", "Initializing"}},
+      {"pytorchjob-failed.yaml", "Failed", {"Failed", "Initializing"}},
+      {"pytorchjob-suspended.yaml", "Suspended", {"Suspended", "Initializing"}},
+      {"mpijob-v1-running.yaml", "Running", {"Running", "Initializing"}},
+      {"mpijob-v1-failed.yaml", "Failed", {"Failed", "Initializing"}},
+      {"mpijob-v1-suspended.yaml", "Suspended", {"Suspended", "Initializing"}},
+      {"mpijob-v2beta1-running.yaml", "Running", {"Running", "Initializing"}},
+      {"mpijob-v2beta1-succeeded.yaml", "Completed", {"Completed", "Initializing"}},
+      {"mpijob-v2beta1-suspended.yaml", "Suspended", {"Suspended", "Initializing"}},
       {"raycluster-running.yaml", "Running", {"Running"}},
       {"raycluster-degraded.yaml", "Degraded", {"Degraded"}},
       {"raycluster-suspended.yaml", "Suspended", {"Suspended"}},
@@ -292,7 +292,7 @@ TEST_CASE("inspect prints the state, every matched status, the conditions and wh
   std::string out = test::run_command(binary + " inspect -f " + (status_dir() / "pytorchjob-suspended.yaml").string(), &code);
   CHECK(code == 0);
   CHECK(out == R"(PyTorchJob research/mnist (kubeflow.org/v1)  state: Suspended
-statuses: Suspended  suspended: yes
+statuses: Suspended,Initializing  suspended: yes
   condition Created=True  PyTorchJobCreated: PyTorchJob mnist is created.
   condition Running=False  PyTorchJobSuspended: PyTorchJob mnist is suspended.
   condition Suspended=True  PyTorchJobSuspended: PyTorchJob mnist is suspended.
