@@ -153,6 +153,7 @@ std::shared_ptr<const CompiledDefinition> CompiledDefinition::compile(KartaDefin
     compiled->suspend_ = std::move(plan);
   }
   if (d.gang) compiled->gang_ = gang_plan(d);
+  compiled->workload_pod_labels_ = compiled->add(d.workload_pod_labels, ExpressionMode::Path, ExpressionGroup::Structure);
 
   for (auto group : {ExpressionGroup::Structure, ExpressionGroup::Status, ExpressionGroup::Pod}) {
     std::vector<const CompiledExpression*> members;

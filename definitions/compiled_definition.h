@@ -116,6 +116,8 @@ class CompiledDefinition {
   const std::optional<StatusPlan>& status() const { return status_; }
   const std::optional<SuspendPlan>& suspend() const { return suspend_; }
   const std::optional<GangPlan>& gang() const { return gang_; }
+  // The definition's workload_pod_labels path (Path mode, Structure group), or kNoExpression.
+  ExpressionId workload_pod_labels() const { return workload_pod_labels_; }
   const std::vector<CompiledExpression>& expressions() const { return expressions_; }
   const JqProgram* bundle(ExpressionGroup group) const { return bundles_[static_cast<int>(group)].get(); }
 
@@ -129,6 +131,7 @@ class CompiledDefinition {
   std::optional<StatusPlan> status_;
   std::optional<SuspendPlan> suspend_;
   std::optional<GangPlan> gang_;
+  ExpressionId workload_pod_labels_ = kNoExpression;
   std::array<std::unique_ptr<JqProgram>, kExpressionGroups> bundles_;
 };
 

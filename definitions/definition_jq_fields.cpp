@@ -55,6 +55,7 @@ std::vector<DefinitionJqField> all_jq_fields(const KartaDefinition& definition) 
     if (c->pod_selector->component_type) add(c->pod_selector->component_type->key_path, JqSubject::Pod);
     add(c->pod_selector->replica_key_path, JqSubject::Pod);
   }
+  add(definition.workload_pod_labels);
   if (definition.gang) {
     for (const auto& group : definition.gang->pod_groups) {
       for (const auto& member : group.members) {

@@ -11,7 +11,8 @@
 
 namespace karta::definition_reading {
 
-// The extensions annotation: YAML text naming components and the fields of ours they have.
+// The extensions annotation: YAML text naming the workload's shared pod-label map, and components with
+// the fields of ours they have.
 void read_extensions(const json& metadata, KartaDefinition& d, std::vector<DefinitionFault>& faults) {
   if (!metadata.is_object()) return;
   auto annotations = metadata.find("annotations");
@@ -36,7 +37,8 @@ void read_extensions(const json& metadata, KartaDefinition& d, std::vector<Defin
     return;
   }
   ObjectReader top(value, where, faults);
-  const json* components = top.object("components", true);
+  d.workload_pod_labels = top.jq("workloadPodLabelsPath");
+  const json* components = top.object("components", !d.workload_pod_labels);
   if (components == nullptr) return;
   for (const auto& [name, fields] : components->items()) {
     std::string at = where + ".components." + name;

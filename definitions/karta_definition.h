@@ -177,6 +177,10 @@ struct KartaDefinition {
   std::vector<Component> children;
   std::vector<GroupVersionKind> additional_child_kinds;
   std::optional<GangScheduling> gang;
+  // karta-webhook's extension (`workloadPodLabelsPath` in the extensions annotation): the one label map the
+  // kind's operator copies onto every pod of the workload, such as Milvus's .spec.components.podLabels.
+  // Labels that are the same on every pod go there when the object holds no pod template to carry them.
+  std::optional<JqField> workload_pod_labels;
 
   // The root's kind; the parser guarantees it is set.
   const GroupVersionKind& root_kind() const { return *root.kind; }

@@ -183,6 +183,30 @@ MutationOutcome mutate_workload(JsonElement object, const CompiledDefinition& de
     }
   }
 
+  // A kind whose operator copies one label map onto every pod of the workload (the definition's
+  // workloadPodLabelsPath extension, Milvus's .spec.components.podLabels) and an object that spells out no
+  // pod template: the operator builds every pod from its defaults, so the labels that are the same on
+  // every pod (the queue, policy labels without a per-template placeholder) go into that map, created
+  // when absent. Per-template labels have no place there and stay out.
+  if (analysis.layout.templates.empty() && definition.workload_pod_labels() != kNoExpression) {
+    const auto& shared = evaluation.outcome(definition.workload_pod_labels());
+    const std::string field = definition.definition().workload_pod_labels->field;
+    if (shared.error) {
+      outcome.notes.push_back(field + ": " + *shared.error);
+    } else if (shared.pointers.size() != 1) {
+      outcome.notes.push_back(field + ": gave " + std::to_string(shared.pointers.size()) +
+                              " places, not one; no workload-wide pod label written");
+    } else {
+      const JsonPointer& map = shared.pointers.front();
+      for (const auto& [key, value] : pod_policy.labels) {
+        if (same_for_every_template(value)) {
+          mutator.label(map, key, fill_placeholders(value, values), pod_policy.overwrite, Where{});
+        }
+      }
+      if (!queue.empty()) mutator.label(map, scheduling.queue_label, queue, true, Where{});
+    }
+  }
+
   if (!policy.gpu.workload_total_annotation.empty() && analysis.total_gpus > 0) {
     mutator.set(workload_annotations, policy.gpu.workload_total_annotation, format_count(analysis.total_gpus), true,
                 Where{});

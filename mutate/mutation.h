@@ -36,7 +36,9 @@ struct MutationOutcome {
 
 // Applies the policy to the workload and every pod template the definition locates in `object`:
 // labels and annotations (placeholders filled per template), scheduler name, queue, GPU hints on the
-// templates that request GPUs, the workload's GPU total and its gang minimum. Idempotent: the patched
+// templates that request GPUs, the workload's GPU total and its gang minimum. An object with no pod
+// template, of a kind whose definition names a workload-wide pod-label map (workloadPodLabelsPath), gets
+// the labels that are the same on every pod there instead. Idempotent: the patched
 // object, mutated again, gives an empty patch. On UPDATE with the old object, only the pod templates the
 // request changes are patched; the workload's own labels and annotations are patched as on CREATE (they
 // are mutable in every kind).

@@ -162,6 +162,13 @@ std::string fill_placeholders(const std::string& text, const PlaceholderValues& 
   return out;
 }
 
+bool same_for_every_template(const std::string& text) {
+  for (const char* name : {"{{component}}", "{{instance}}", "{{gpus}}"}) {
+    if (text.find(name) != std::string::npos) return false;
+  }
+  return true;
+}
+
 namespace {
 
 // An annotation key the policy names for the webhook to set: checked as the API server will check it.

@@ -84,5 +84,8 @@ struct PlaceholderValues {
   std::string namespace_name, name, kind, group, component, instance, gpus;
 };
 std::string fill_placeholders(const std::string& text, const PlaceholderValues& values);
+// Whether `text` comes out the same for every pod template of one workload: it has none of the
+// placeholders filled per template ({{component}}, {{instance}}, {{gpus}}).
+bool same_for_every_template(const std::string& text);
 
 }  // namespace karta

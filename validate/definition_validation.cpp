@@ -61,6 +61,7 @@ std::vector<CheckedPath> object_paths(const KartaDefinition& d) {
       }
     }
   }
+  add(d.workload_pod_labels, ExpectedShape::StringMap);  // the extensions annotation's workloadPodLabelsPath
   return paths;
 }
 
