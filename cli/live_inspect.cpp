@@ -132,8 +132,8 @@ struct Cluster {
   // Names `object` in the notes of the owner walk that follows.
   void climb_from(const json& object) {
     const std::string ns = metadata_string(object, "namespace");
-    climbing = kube::printable(metadata_string(object, "kind")) + " " + quoted(metadata_string(object, "name")) +
-               (ns.empty() ? "" : " in namespace " + ns);
+    climbing = kube::printable(string_or_empty(member_or_null(object, "kind"))) + " " +
+               quoted(metadata_string(object, "name")) + (ns.empty() ? "" : " in namespace " + ns);
   }
 };
 
