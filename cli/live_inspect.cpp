@@ -11,6 +11,7 @@
 #include "definitions/workload.h"
 #include "json/json_document.h"
 #include "kube/api_client.h"
+#include "kube/api_path.h"
 #include "kube/discovery.h"
 #include "kube/kube_connection.h"
 #include "kube/list_pages.h"
@@ -60,6 +61,10 @@ std::string api_failure(const std::string& verb, const std::string& what, const 
   return "cannot " + verb + " " + what + place + ": " + e.what();
 }
 
+// A name taken from the cluster, quoted and escaped for a note: an ownerReference's name may hold any
+// bytes, control characters included.
+std::string quoted(const std::string& name) { return "\"" + kube::printable(name) + "\""; }
+
 class FailedCommand : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
@@ -72,6 +77,8 @@ struct Cluster {
   std::shared_ptr<AdmissionState> state;
   std::vector<std::string> notes;
   std::string namespace_name;
+  // The object whose owner chain owner_walk() is climbing ("Pod \"p\" in namespace ns"), for its notes.
+  std::string climbing;
 
   explicit Cluster(const LiveOptions& options) : client(connect(options)) {
     namespace_name = !options.namespace_name.empty()               ? options.namespace_name
@@ -104,22 +111,29 @@ struct Cluster {
     return false;
   }
 
-  // Owners read through discovery; one that is gone, or of a kind no longer served, ends the chain. One
-  // that may not be read ends it too, with a note: its pods are left out, as the published CLI leaves them.
+  // Owners read through discovery; one of a kind no longer served ends the chain. One that cannot be
+  // read (gone, forbidden, failing, or a name the client refuses to send) ends it too, with a note on the
+  // object being climbed; the command goes on with the other objects. Each owner is asked for once.
   OwnerWalk owner_walk() {
     return OwnerWalk([this](const OwnerReference& ref, const std::string& namespace_name) -> std::optional<json> {
-      auto resource = discovery.resolve(ref.kind.group, ref.kind.version, ref.kind.kind);
-      if (!resource) return std::nullopt;
       try {
-        return client.get(resource->collection_path(namespace_name) + "/" + ref.name);
+        auto resource = discovery.resolve(ref.kind.group, ref.kind.version, ref.kind.kind);
+        if (!resource) return std::nullopt;
+        return client.get(resource->object_path(namespace_name, ref.name));
       } catch (const kube::ApiError& e) {
-        if (e.status() == 404) return std::nullopt;
-        if (e.status() != 403) throw;
-        notes.push_back("objects owned by " + resource->group_resource() + " \"" + ref.name + "\"" +
-                        where(*resource, namespace_name) + " are left out: " + api_failure("get", "it", "", e));
+        notes.push_back("the owner chain of " + climbing + " ends at " + kube::printable(ref.kind.kind) +
+                        " " + quoted(ref.name) + ", which could not be read: " +
+                        (e.status() == 404 ? std::string("not found") : kube::printable(e.what())));
         return std::nullopt;
       }
     });
+  }
+
+  // Names `object` in the notes of the owner walk that follows.
+  void climb_from(const json& object) {
+    const std::string ns = metadata_string(object, "namespace");
+    climbing = kube::printable(string_or_empty(member_or_null(object, "kind"))) + " " +
+               quoted(metadata_string(object, "name")) + (ns.empty() ? "" : " in namespace " + ns);
   }
 };
 
@@ -153,7 +167,19 @@ int inspect_live(const LiveOptions& options, std::ostream& out, std::ostream& er
   const std::string kind_name = options.target.substr(0, slash), name = options.target.substr(slash + 1);
   Cluster cluster(options);
   const std::string& ns = cluster.namespace_name;
-  auto resource = cluster.discovery.resolve(kind_name);
+  std::optional<kube::ApiResource> resource;
+  try {
+    resource = cluster.discovery.resolve(kind_name);
+  } catch (const kube::ApiError& e) {
+    print_notes(cluster.notes, err);
+    err << "karta-webhook: " << kube::printable(e.what()) << "\n";
+    return 1;
+  }
+  // kubectl warns of the group versions it passed over, as memcache.go's "couldn't get resource list".
+  for (const auto& failure : cluster.discovery.failures()) {
+    err << "warning: couldn't get resource list for " << kube::printable(failure.group_version) << ": "
+        << kube::printable(failure.error) << "\n";
+  }
   if (!resource) {
     print_notes(cluster.notes, err);
     err << "karta-webhook: the server doesn't have a resource type \"" << kind_name << "\"\n";
@@ -180,7 +206,7 @@ int inspect_live(const LiveOptions& options, std::ostream& out, std::ostream& er
   json object;
   std::vector<json> pods;
   try {
-    object = cluster.client.get(resource->collection_path(ns) + "/" + name);
+    object = cluster.client.get(resource->object_path(ns, name));
   } catch (const kube::ApiError& e) {
     print_notes(cluster.notes, err);
     err << "karta-webhook: " << api_failure("get", what, where(*resource, ns), e) << "\n";
@@ -190,7 +216,7 @@ int inspect_live(const LiveOptions& options, std::ostream& out, std::ostream& er
     std::set<std::string> seen;
     for (const auto& selector : pod_label_selectors(*definition)) {
       kube::ListOptions list_options{selector, options.page_size};
-      kube::list_all(cluster.client, "/api/v1/namespaces/" + ns + "/pods", list_options, [&](kube::ListPage& page) {
+      kube::list_all(cluster.client, kube::resource_path("", "v1", "pods", ns), list_options, [&](kube::ListPage& page) {
         for (auto& pod : page.items) {
           if (seen.insert(metadata_string(pod, "name")).second) pods.push_back(std::move(pod));
         }
@@ -205,6 +231,7 @@ int inspect_live(const LiveOptions& options, std::ostream& out, std::ostream& er
   const std::string uid = metadata_string(object, "uid");
   std::vector<json> owned;
   for (auto& pod : pods) {
+    cluster.climb_from(pod);
     if (walk.owned_by(pod, uid)) owned.push_back(std::move(pod));
   }
   json view = describe_live_workload(object, *definition, origin_of(definition->definition()), owned, cluster.gpu_names());
@@ -225,7 +252,14 @@ int list_live(const LiveOptions& options, std::ostream& out, std::ostream& err) 
   json items = json::array();
   for (const auto& definition : cluster.state->catalog.definitions()) {
     const GroupVersionKind& kind = definition->root_kind();
-    auto resource = cluster.discovery.resolve(kind.group, kind.version, kind.kind);
+    std::optional<kube::ApiResource> resource;
+    try {
+      resource = cluster.discovery.resolve(kind.group, kind.version, kind.kind);
+    } catch (const kube::ApiError& e) {
+      cluster.notes.push_back(kind.kind + " (" + kind.api_version() + ") could not be discovered: " +
+                              kube::printable(e.what()) + ": skipped");
+      continue;
+    }
     if (!resource || !resource->supports("list")) {
       cluster.notes.push_back(kind.kind + " (" + kind.api_version() + ") is not served by the cluster: skipped");
       continue;
@@ -241,6 +275,7 @@ int list_live(const LiveOptions& options, std::ostream& out, std::ostream& err) 
     }
     for (const auto& object : objects) {
       // A Job of a JobSet, a Pod of a Deployment: part of a workload listed on its own row.
+      cluster.climb_from(object);
       if (walk.nested(object, covered)) continue;
       JsonDocument document = JsonDocument::from(object);
       DefinitionEvaluation evaluation(*definition, document.root());

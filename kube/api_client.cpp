@@ -17,6 +17,8 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
 
+#include "kube/api_path.h"
+
 namespace karta::kube {
 
 namespace beast = boost::beast;
@@ -158,6 +160,16 @@ struct ApiClient::Impl {
     return ApiError(request + ": " + fault, 0, "", fault);
   }
 
+  // Before anything is sent: a target that could end the request line, add a header or name another
+  // path is refused, named with its control characters escaped.
+  void check_target(const std::string& path_and_query) const {
+    std::string fault = target_fault(path_and_query);
+    if (fault.empty()) return;
+    throw ApiError("GET " + printable(connection.server_url() + path_and_query) +
+                       ": refused before sending: " + fault,
+                   0, "", fault);
+  }
+
   std::string address() const { return bracketed(connection.host) + ":" + std::to_string(connection.port); }
 
   // Starts an operation with start(done) and runs io until it has completed. Throws when cancelled.
@@ -296,6 +308,7 @@ void ApiClient::cancel() {
 
 json ApiClient::get(const std::string& path_and_query) {
   Impl& impl = *impl_;
+  impl.check_target(path_and_query);
   const std::string request_name = "GET " + url(path_and_query);
   for (;;) {
     bool fresh = !impl.kept;
@@ -345,6 +358,7 @@ void ApiClient::stream_lines(const std::string& path_and_query, std::chrono::mil
                              const std::function<void(std::string_view line)>& on_line,
                              const std::function<void()>& on_open) {
   Impl& impl = *impl_;
+  impl.check_target(path_and_query);
   const std::string request_name = "GET " + url(path_and_query);
   const auto until = std::chrono::steady_clock::now() + deadline;
   std::unique_ptr<Connection> connection = impl.open(request_name);

@@ -64,7 +64,8 @@ class ApiClient {
 
   // GETs `path_and_query` (below the connection's base path, starting with '/') and returns the JSON
   // answer. The connection is kept alive for the next get(). Throws ApiError, or KubeConfigError when
-  // the token file cannot be read.
+  // the token file cannot be read. A target that target_fault() (kube/api_path.h) refuses is not sent:
+  // the ApiError (status 0) names it escaped and says why. Build targets with resource_path().
   json get(const std::string& path_and_query);
 
   // GETs a streamed answer (a watch) on a connection of its own, and calls on_line with each line as it

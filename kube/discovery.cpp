@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "kube/api_path.h"
 #include "kube/json_fields.h"
 
 namespace karta::kube {
@@ -35,9 +36,11 @@ bool names(const ApiResource& resource, const std::string& lowered) {
 }  // namespace
 
 std::string ApiResource::collection_path(const std::string& namespace_name) const {
-  std::string path = group.empty() ? "/api/" + version : "/apis/" + group + "/" + version;
-  if (namespaced && !namespace_name.empty()) path += "/namespaces/" + namespace_name;
-  return path + "/" + plural;
+  return resource_path(group, version, plural, namespaced ? namespace_name : "");
+}
+
+std::string ApiResource::object_path(const std::string& namespace_name, const std::string& name) const {
+  return resource_path(group, version, plural, namespaced ? namespace_name : "", name);
 }
 
 bool ApiResource::supports(const std::string& verb) const {
@@ -73,7 +76,7 @@ const std::vector<Discovery::Group>& Discovery::groups() {
 const std::vector<ApiResource>& Discovery::resources(const std::string& group, const std::string& version) {
   std::string key = group + "/" + version;
   if (auto found = resources_.find(key); found != resources_.end()) return found->second;
-  json list = client_.get(group.empty() ? "/api/" + version : "/apis/" + group + "/" + version);
+  json list = client_.get(group_version_path(group, version));
   std::vector<ApiResource> result;
   if (list.is_object() && list.contains("resources") && list["resources"].is_array()) {
     for (const json& entry : list["resources"]) {
@@ -105,10 +108,16 @@ std::vector<std::string> Discovery::versions(const std::string& group) {
 
 std::optional<ApiResource> Discovery::resolve(const std::string& name) {
   std::string lowered = lowercase(name);
+  auto failed = [this](const std::string& group_version) {
+    return std::any_of(failures_.begin(), failures_.end(),
+                       [&](const Failure& failure) { return failure.group_version == group_version; });
+  };
   // Every reading of the dots: "jobsets.jobset.x-k8s.io" is jobsets in group jobset.x-k8s.io (or, less
   // likely, a resource named "jobsets.jobset" in group x-k8s.io); "deployments.v1.apps" names a version.
   for (const Group& group : groups()) {
     for (const std::string& version : group.versions) {
+      const std::string group_version = group.name.empty() ? version : group.name + "/" + version;
+      if (failed(group_version)) continue;
       std::string resource_name;
       if (group.name.empty()) {
         resource_name = lowered;
@@ -119,12 +128,26 @@ std::optional<ApiResource> Discovery::resolve(const std::string& name) {
       } else {
         resource_name = lowered;
       }
-      for (const ApiResource& resource : resources(group.name, version)) {
+      const std::vector<ApiResource>* served = nullptr;
+      try {
+        served = &resources(group.name, version);
+      } catch (const ApiError& e) {
+        failures_.push_back({group_version, e.what()});
+        continue;
+      }
+      for (const ApiResource& resource : *served) {
         if (names(resource, resource_name)) return resource;
       }
     }
   }
-  return std::nullopt;
+  if (failures_.empty()) return std::nullopt;
+  // It may be in a group version that could not be read: say which, rather than that it is served nowhere.
+  std::string unread;
+  for (const Failure& failure : failures_) {
+    unread += (unread.empty() ? "" : "; ") + failure.group_version + " (" + failure.error + ")";
+  }
+  throw ApiError("no resource \"" + name + "\" in the group versions discovered, but it may be in one that could not be read: " + unread,
+                 0, "", "discovery incomplete");
 }
 
 std::optional<ApiResource> Discovery::resolve(const std::string& group, const std::string& version,

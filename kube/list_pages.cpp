@@ -1,6 +1,7 @@
 #include "kube/list_pages.h"
 
 #include <stdexcept>
+#include <unordered_set>
 #include <utility>
 
 #include "kube/json_fields.h"
@@ -9,28 +10,18 @@ namespace karta::kube {
 
 using json = nlohmann::json;
 
-std::string query_escape(const std::string& value) {
-  static const char* hex = "0123456789ABCDEF";
-  std::string escaped;
-  for (unsigned char c : value) {
-    bool unreserved = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
-                      c == '.' || c == '_' || c == '~';
-    if (unreserved) {
-      escaped.push_back(static_cast<char>(c));
-    } else {
-      escaped += '%';
-      escaped += hex[c >> 4];
-      escaped += hex[c & 15];
-    }
-  }
-  return escaped;
-}
-
 ListSummary list_all(ApiClient& client, const std::string& collection, const ListOptions& options,
                      const std::function<void(ListPage& page)>& on_page) {
   ListSummary summary;
   std::string continue_token;
+  std::unordered_set<std::string> tokens_seen;
+  // Why the LIST cannot go on, naming the collection.
+  auto stopped = [&](const std::string& why) { return ApiError("LIST " + client.url(collection) + ": " + why, 0, "", why); };
   do {
+    if (summary.pages == options.max_pages) {
+      throw stopped("the server still sends continue tokens after " + std::to_string(summary.pages) +
+                    " pages, the most a LIST may take");
+    }
     std::string query = collection;
     char separator = '?';
     if (options.page_size != 0) {
@@ -64,6 +55,10 @@ ListSummary list_all(ApiClient& client, const std::string& collection, const Lis
     if (summary.resource_version.empty()) summary.resource_version = metadata_string(page, "resourceVersion");
     delivered.resource_version = summary.resource_version;
     continue_token = metadata_string(page, "continue");
+    if (!continue_token.empty() && !tokens_seen.insert(continue_token).second) {
+      throw stopped("page " + std::to_string(summary.pages + 1) +
+                    " came with a continue token the server had already sent: the LIST would never end");
+    }
     if (auto remaining = page["metadata"].find("remainingItemCount");
         remaining != page["metadata"].end() && remaining->is_number_unsigned()) {
       delivered.remaining = remaining->get<std::size_t>();

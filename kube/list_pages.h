@@ -13,12 +13,19 @@
 #include <nlohmann/json.hpp>
 
 #include "kube/api_client.h"
+#include "kube/api_path.h"  // query_escape, for the watcher
 
 namespace karta::kube {
+
+// How many pages a LIST may take. client-go's pager has no limit, but a server that keeps sending new
+// continue tokens (or a loop of them) would then be read forever, piling up objects. 10,000 pages of the
+// default 500 are 5 million objects: 30 times the 150,000 pods of Kubernetes' largest tested clusters.
+constexpr std::size_t kMaxListPages = 10'000;
 
 struct ListOptions {
   std::string label_selector;  // "" for every object; sent percent-encoded
   std::size_t page_size = 500;  // ?limit=; 0 asks for everything in one answer
+  std::size_t max_pages = kMaxListPages;
 };
 
 // One page, given to the caller as it arrives.
@@ -43,13 +50,11 @@ struct ListSummary {
 // LISTs `collection` ("/api/v1/namespaces/ns/pods", "/apis/jobset.x-k8s.io/v1alpha2/jobsets") and calls
 // on_page with each page. Throws ApiError as get() does: 403 and 404 carry the Status's reason and
 // message; a 410 for a page after the first (the continue token expired: the snapshot was compacted
-// away) says so and that the LIST must start again. A page that is not a list is a runtime_error.
-// Exceptions from on_page pass through.
+// away) says so and that the LIST must start again. A continue token the server already sent (the LIST
+// would go round for ever), or a page past options.max_pages, ends it with an ApiError (status 0) naming
+// the collection; that page is not delivered. A page that is not a list is a runtime_error. Exceptions
+// from on_page pass through.
 ListSummary list_all(ApiClient& client, const std::string& collection, const ListOptions& options,
                      const std::function<void(ListPage& page)>& on_page);
-
-// Percent-encodes a query value (continue tokens are base64 and hold '+', '/' and '='; selectors hold
-// '=', '!', ',' and spaces).
-std::string query_escape(const std::string& value);
 
 }  // namespace karta::kube

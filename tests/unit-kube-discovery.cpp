@@ -1,6 +1,7 @@
 // Discovery and paged LISTs against the fake API server: every way kubectl names a resource, the
 // preferred version, a kind the cluster does not serve, pages with continue tokens, label selectors,
-// and the API server's 403, 404, 400 and 410 answers.
+// the API server's 403, 404, 400 and 410 answers, a group version answering 503, and LISTs that would
+// never end (a repeated continue token, too many pages).
 
 #include <doctest/doctest.h>
 
@@ -351,4 +352,75 @@ TEST_CASE("a 410 on a later page says the continue token expired and the LIST mu
   CHECK(std::string(expired.what()).find(": the continue token expired after 1 pages (1 objects; 410 Expired: ") !=
         std::string::npos);
   CHECK(std::string(expired.what()).ends_with("the LIST must start again"));
+}
+
+TEST_CASE("a group version that answers 503 is passed over with its failure kept; a name found nowhere else names it") {
+  test::TempDir dir;
+  test::FakeApiServer server(dir.path, {});
+  server.serve(pods());
+  // Listed in /apis before apps, as an aggregated API can be: resolve meets it first.
+  server.serve({.group = "metrics.k8s.io", .version = "v1beta1", .kind = "PodMetrics", .plural = "pods",
+                .singular = "", .verbs = {"get", "list"}});
+  server.serve(deployments());
+  server.make_unavailable("metrics.k8s.io", "v1beta1");
+  kube::ApiClient client(server.connection());
+  kube::Discovery discovery(client);
+  const std::string answered = "GET https://127.0.0.1:" + std::to_string(server.port()) +
+                               "/apis/metrics.k8s.io/v1beta1 answered 503: service unavailable";
+
+  CHECK(where(discovery.resolve("deploy")) == "apps/v1 Deployment deployments namespaced");
+  REQUIRE(discovery.failures().size() == 1);
+  CHECK(discovery.failures()[0].group_version == "metrics.k8s.io/v1beta1");
+  CHECK(discovery.failures()[0].error == answered);
+
+  kube::ApiError missing = api_error_of([&] { discovery.resolve("podmetrics"); });
+  CHECK(std::string(missing.what()) == "no resource \"podmetrics\" in the group versions discovered, but it may be in one "
+                                       "that could not be read: metrics.k8s.io/v1beta1 (" + answered + ")");
+  // The failing group version was asked for once; the kinds of the others still resolve.
+  CHECK(where(discovery.resolve("Deployment")) == "apps/v1 Deployment deployments namespaced");
+  CHECK(discovery.failures().size() == 1);
+  std::vector<std::string> targets = server.targets();
+  CHECK(std::count(targets.begin(), targets.end(), "/apis/metrics.k8s.io/v1beta1") == 1);
+  // Without a failure, a name served nowhere is nullopt, as before.
+  kube::Discovery healthy(client);
+  CHECK_FALSE(healthy.resolve("apps", "v1", "ReplicaSet"));
+}
+
+TEST_CASE("a LIST whose server repeats a continue token stops at the second page with an error naming the collection") {
+  test::TempDir dir;
+  test::FakeApiServer server(dir.path, {}, {.repeat_continue_token = true});
+  server.serve(pods(), {pod("ml", "a"), pod("ml", "b"), pod("ml", "c"), pod("ml", "d")});
+  kube::ApiClient client(server.connection());
+  std::vector<std::string> delivered;
+  kube::ApiError error = api_error_of([&] {
+    kube::list_all(client, "/api/v1/namespaces/ml/pods", {.page_size = 1},
+                   [&](kube::ListPage& page) { for (auto& n : names(page.items)) delivered.push_back(n); });
+  });
+  CHECK(std::string(error.what()) == "LIST https://127.0.0.1:" + std::to_string(server.port()) +
+                                         "/api/v1/namespaces/ml/pods: page 2 came with a continue token the server "
+                                         "had already sent: the LIST would never end");
+  CHECK(error.status() == 0);
+  CHECK(delivered == std::vector<std::string>{"ml/a"});  // the second page is not delivered
+  std::vector<std::string> targets = server.targets();
+  REQUIRE(targets.size() == 2);
+  CHECK(targets[0] == "/api/v1/namespaces/ml/pods?limit=1");
+  CHECK(targets[1].starts_with("/api/v1/namespaces/ml/pods?limit=1&continue="));
+}
+
+TEST_CASE("a LIST stops past its page limit, 10,000 pages unless told otherwise") {
+  CHECK(kube::ListOptions{}.max_pages == 10'000);
+  Cluster cluster;
+  cluster.server.add_objects("", "pods", {pod("ml", "a"), pod("ml", "b"), pod("ml", "c"), pod("ml", "d")});
+  std::size_t pages = 0;
+  kube::ApiError error = api_error_of([&] {
+    kube::list_all(cluster.client, "/api/v1/pods", {.page_size = 1, .max_pages = 3}, [&](kube::ListPage&) { ++pages; });
+  });
+  CHECK(std::string(error.what()) == "LIST https://127.0.0.1:" + std::to_string(cluster.server.port()) +
+                                         "/api/v1/pods: the server still sends continue tokens after 3 pages, the most a "
+                                         "LIST may take");
+  CHECK(pages == 3);
+  CHECK(cluster.server.targets().size() == 3);
+  // Exactly at the limit is no error.
+  kube::ListSummary summary = kube::list_all(cluster.client, "/api/v1/pods", {.page_size = 1, .max_pages = 4}, {});
+  CHECK(summary.pages == 4);
 }

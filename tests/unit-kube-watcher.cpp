@@ -295,3 +295,33 @@ TEST_CASE("objects are keyed by name when cluster-scoped and by namespace/name w
   CHECK(kube::ResourceWatcher::object_key(json::parse(R"({"metadata":{"name":"cm","namespace":"karta-system"}})")) ==
         "karta-system/cm");
 }
+
+TEST_CASE("a server that repeats its continue token leaves the watcher unsynced, retrying after backoffs, two pages a try") {
+  test::TempDir dir;
+  FakeApiServer server(dir.path, {karta_object("a"), karta_object("b"), karta_object("c")}, {.repeat_continue_token = true});
+  Recorder recorder;
+  kube::WatcherOptions options = test_options();  // pages of 2
+  options.initial_backoff = 100ms;
+  kube::ResourceWatcher watcher(server.connection(), kKartas, recorder.callbacks(), options);
+  watcher.start();
+  REQUIRE(eventually([&] { return watcher.errors() >= 3; }));
+  watcher.stop();
+  CHECK_FALSE(watcher.synced());
+  CHECK(watcher.lists() == 0);
+  CHECK(recorder.snapshot_count() == 0);  // no page of a LIST that failed is delivered
+  CHECK(watcher.last_error() == "LIST https://127.0.0.1:" + std::to_string(server.port()) + kKartas +
+                                    ": page 2 came with a continue token the server had already sent: the LIST would never end");
+  // Each try asks for the first page and one more, then backs off; stop() may cut a try short.
+  auto received = server.received();
+  std::size_t errors = watcher.errors();
+  CHECK(received.size() >= 2 * errors);
+  CHECK(received.size() <= 2 * errors + 1);
+  for (std::size_t i = 0; i < received.size(); ++i) {
+    CAPTURE(i);
+    if (i % 2 == 0) CHECK(received[i].target == std::string(kKartas) + "?limit=2");
+    if (i % 2 == 1) CHECK(received[i].target.starts_with(std::string(kKartas) + "?limit=2&continue="));
+  }
+  // The second try waited at least the upper half of the first backoff.
+  REQUIRE(received.size() >= 3);
+  CHECK(received[2].at - received[1].at >= 50ms);
+}

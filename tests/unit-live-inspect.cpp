@@ -122,14 +122,7 @@ struct Cluster {
     server.serve(pods(), std::move(pod_objects));
     server.serve(jobs(), std::move(job_objects));
     server.serve(jobsets(), std::move(jobset_objects));
-    karta::kube::KubeConnection c = server.connection();
-    test::write_text(kubeconfig, "apiVersion: v1\nkind: Config\nclusters:\n- name: local\n  cluster:\n    server: https://" +
-                                     c.host + ":" + std::to_string(c.port) + "\n    certificate-authority-data: " +
-                                     test::base64(*c.ca_pem) +
-                                     (c.tls_server_name.empty() ? "" : "\n    tls-server-name: " + c.tls_server_name) +
-                                     "\nusers:\n- name: me\n  user:\n    token: " + c.token +
-                                     "\ncontexts:\n- name: local\n  context: {cluster: local, user: me, namespace: research}\n"
-                                     "current-context: local\n");
+    test::write_text(kubeconfig, server.kubeconfig("research"));
   }
 
   karta::LiveOptions options(const std::string& target = "") const {

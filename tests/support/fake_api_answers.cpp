@@ -195,6 +195,7 @@ void FakeApiServer::Impl::list(const std::shared_ptr<Session>& session, const Se
     // The API server counts the rest only when it need not filter them (no label or field selector).
     if (!selector) metadata["remainingItemCount"] = remaining;
   }
+  if (options_.repeat_continue_token && !query["continue"].empty()) metadata["continue"] = query["continue"];
   session->respond(200, {{"apiVersion", resource.api_version()},
                          {"kind", resource.kind + "List"},
                          {"metadata", metadata},

@@ -2,6 +2,7 @@
 // objects and client certificates (declared in fake_api_server.h), version priority and path segments.
 #include "support/fake_api_objects.h"
 
+#include <algorithm>
 #include <fstream>
 #include <regex>
 #include <tuple>
@@ -80,17 +81,23 @@ std::string from_raw_url_base64(std::string encoded) {
   return decoded;
 }
 
-std::string percent_decode(const std::string& text) {
+std::string path_unescape(const std::string& text) {
   std::string decoded;
   for (std::size_t i = 0; i < text.size(); ++i) {
     if (text[i] == '%' && i + 2 < text.size()) {
       decoded.push_back(static_cast<char>(std::stoi(text.substr(i + 1, 2), nullptr, 16)));
       i += 2;
     } else {
-      decoded.push_back(text[i] == '+' ? ' ' : text[i]);
+      decoded.push_back(text[i]);
     }
   }
   return decoded;
+}
+
+std::string percent_decode(const std::string& text) {
+  std::string spaced = text;
+  std::replace(spaced.begin(), spaced.end(), '+', ' ');
+  return path_unescape(spaced);
 }
 
 // A Status as the API server writes it in error answers and ERROR events.

@@ -142,6 +142,10 @@ void FakeApiServer::Impl::fail_next(int count, int status) {
   });
 }
 
+void FakeApiServer::Impl::make_unavailable(const std::string& group, const std::string& version) {
+  on_io([&] { unavailable_.insert(group.empty() ? "/api/" + version : "/apis/" + group + "/" + version); });
+}
+
 std::vector<Received> FakeApiServer::Impl::received() const {
   return on_io([&] { return received_; });
 }
@@ -232,7 +236,9 @@ void FakeApiServer::Impl::publish(const std::string& type, json object) {
 void FakeApiServer::Impl::handle(const std::shared_ptr<Session>& session,
                                  const http::request<http::string_body>& request) {
   std::string target(request.target());
-  received_.push_back({target, std::string(request[http::field::authorization]),
+  received_.push_back({std::string(request.method_string()), target,
+                       "HTTP/" + std::to_string(request.version() / 10) + "." + std::to_string(request.version() % 10),
+                       std::string(request[http::field::authorization]),
                        std::string(request[http::field::accept]), session->client_name(), Clock::now()});
   if (failures_left_ > 0) {
     --failures_left_;
@@ -244,7 +250,10 @@ void FakeApiServer::Impl::handle(const std::shared_ptr<Session>& session,
   bool authenticated = !session->client_name().empty() ||
                        (!options_.token.empty() && request[http::field::authorization] == "Bearer " + options_.token);
   if (!authenticated) return session->respond(401, status_object(401, "Unauthorized", "Unauthorized"));
-  std::string path = target.substr(0, target.find('?'));
+  std::string path = path_unescape(target.substr(0, target.find('?')));
+  for (const std::string& prefix : unavailable_) {
+    if (path == prefix || path.starts_with(prefix + "/")) return session->respond_text(503, "text/plain; charset=utf-8", "service unavailable\n");
+  }
   std::map<std::string, std::string> query;
   if (auto question = target.find('?'); question != std::string::npos) {
     std::string rest = target.substr(question + 1);
@@ -306,6 +315,15 @@ FakeApiServer::~FakeApiServer() = default;
 unsigned short FakeApiServer::port() const { return impl_->port(); }
 const TestCertificates& FakeApiServer::certificates() const { return impl_->certificates(); }
 kube::KubeConnection FakeApiServer::connection(const std::string& token) const { return impl_->connection(token); }
+std::string FakeApiServer::kubeconfig(const std::string& namespace_name) const {
+  kube::KubeConnection c = connection();
+  return "apiVersion: v1\nkind: Config\nclusters:\n- name: local\n  cluster:\n    server: https://" + c.host + ":" +
+         std::to_string(c.port) + "\n    certificate-authority-data: " + base64(*c.ca_pem) +
+         (c.tls_server_name.empty() ? "" : "\n    tls-server-name: " + c.tls_server_name) +
+         "\nusers:\n- name: me\n  user:\n    token: " + c.token +
+         "\ncontexts:\n- name: local\n  context: {cluster: local, user: me, namespace: " + namespace_name +
+         "}\ncurrent-context: local\n";
+}
 void FakeApiServer::add(json object) { impl_->add(std::move(object)); }
 void FakeApiServer::modify(json object) { impl_->modify(std::move(object)); }
 void FakeApiServer::remove(const std::string& name) { impl_->remove(name); }
@@ -313,7 +331,15 @@ void FakeApiServer::bookmark(int version) { impl_->bookmark(version); }
 void FakeApiServer::compact(int version) { impl_->compact(version); }
 void FakeApiServer::end_watches() { impl_->end_watches(); }
 void FakeApiServer::fail_next(int count, int status) { impl_->fail_next(count, status); }
+void FakeApiServer::make_unavailable(const std::string& group, const std::string& version) {
+  impl_->make_unavailable(group, version);
+}
 std::vector<Received> FakeApiServer::received() const { return impl_->received(); }
+std::vector<std::string> FakeApiServer::request_lines() const {
+  std::vector<std::string> lines;
+  for (const auto& request : impl_->received()) lines.push_back(request.method + " " + request.target + " " + request.version);
+  return lines;
+}
 std::vector<std::string> FakeApiServer::targets() const { return impl_->targets(); }
 std::size_t FakeApiServer::connections() const { return impl_->connections(); }
 std::size_t FakeApiServer::open_watches() const { return impl_->open_watches(); }

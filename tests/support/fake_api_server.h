@@ -28,7 +28,8 @@ std::string base64(const std::string& bytes);
 // Go's base64.RawURLEncoding: the API server's continue tokens are written with it.
 std::string raw_url_base64(const std::string& bytes);
 std::string from_raw_url_base64(std::string encoded);
-std::string percent_decode(const std::string& text);
+std::string percent_decode(const std::string& text);  // a query's: '+' is a space
+std::string path_unescape(const std::string& text);   // a path's: '+' is itself
 
 // A Status as the API server writes it in error answers and ERROR events.
 json status_object(int code, const std::string& reason, const std::string& message);
@@ -42,7 +43,9 @@ ClientCertificate make_client_certificate(const std::filesystem::path& dir, cons
 
 // One request as the test API server received it.
 struct Received {
+  std::string method;   // "GET"
   std::string target;
+  std::string version;  // "HTTP/1.1"
   std::string authorization;
   std::string accept;
   std::string client_name;  // the CN of the client certificate, "" without one
@@ -62,6 +65,9 @@ struct FakeApiServerOptions {
   bool close_after_answer = false;
   // Who the token belongs to, as RBAC denials name it.
   std::string user = "system:serviceaccount:karta-system:karta-webhook";
+  // Give every LIST page after the first the continue token it was asked with, as a broken (or hostile)
+  // server might: a client that follows tokens blindly never ends.
+  bool repeat_continue_token = false;
 };
 
 // A resource as an API server serves it (a built-in kind or a CRD's), named as its APIResourceList
@@ -95,7 +101,8 @@ struct FakeResource {
 //   remainingItemCount (not with a selector, as etcd3's store); ?labelSelector= with =, ==, !=, in,
 //   notin, key, !key joined by commas, percent-decoded; a selector that does not parse gets 400
 //   BadRequest with the parser's message;
-// - GET .../PLURAL/NAME: the object, or 404 NotFound `PLURAL.GROUP "NAME" not found` with details;
+// - GET .../PLURAL/NAME: the object, or 404 NotFound `PLURAL.GROUP "NAME" not found` with details; the
+//   path is percent-decoded before it is split, as the API server reads URL.Path;
 // - WATCH ?watch=1&resourceVersion=RV of the kartas replays the events after RV and then streams new
 //   ones, each event a JSON line in a chunk of its own; BOOKMARKs only with allowWatchBookmarks=true; the
 //   stream ends after timeoutSeconds; a resourceVersion older than the last compaction gets a 410
@@ -116,6 +123,8 @@ class FakeApiServer {
 
   // A connection to this server with `token`.
   kube::KubeConnection connection(const std::string& token = "sesame") const;
+  // A kubeconfig file's text for connection(), its context's namespace `namespace_name`.
+  std::string kubeconfig(const std::string& namespace_name) const;
 
   void add(json object);
   void modify(json object);
@@ -131,6 +140,10 @@ class FakeApiServer {
   void end_watches();
   // The next `count` requests get `status` with a Status body.
   void fail_next(int count, int status);
+  // Every request for the group version (discovery and its resources) gets 503 with the plain-text body
+  // "service unavailable", as kube-aggregator answers for an APIService whose backend is down (a
+  // metrics-server that is not running). /apis still lists the group.
+  void make_unavailable(const std::string& group, const std::string& version);
 
   // Serves `resource` (again: the objects are added to those it has), with `objects`. Objects get
   // apiVersion and kind when they have none, the namespace "default" when a namespaced one has none, a
@@ -143,6 +156,9 @@ class FakeApiServer {
 
   std::vector<Received> received() const;
   std::vector<std::string> targets() const;
+  // Each request as its request line: "GET /api/v1/pods?limit=500 HTTP/1.1". Every request the server
+  // parsed is there, smuggled ones too.
+  std::vector<std::string> request_lines() const;
   std::size_t connections() const;
   std::size_t open_watches() const;
 

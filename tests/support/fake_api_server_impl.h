@@ -97,10 +97,12 @@ class FakeApiServer::Impl {
     bool watching() const { return watching_ && !closed_; }
     bool wants_bookmarks() const { return bookmarks_; }
 
-    void respond(int status, const json& body) {
+    void respond(int status, const json& body) { respond_text(status, "application/json", body.dump()); }
+
+    void respond_text(int status, const std::string& content_type, std::string body) {
       auto response = std::make_shared<http::response<http::string_body>>(static_cast<http::status>(status), 11);
-      response->set(http::field::content_type, "application/json");
-      response->body() = body.dump();
+      response->set(http::field::content_type, content_type);
+      response->body() = std::move(body);
       response->keep_alive(request_.keep_alive());
       response->prepare_payload();
       http::async_write(stream_, *response, [self = shared_from_this(), response](beast::error_code ec, std::size_t) {
@@ -213,6 +215,7 @@ class FakeApiServer::Impl {
   void compact(int version);
   void end_watches();
   void fail_next(int count, int status);
+  void make_unavailable(const std::string& group, const std::string& version);
 
   std::vector<Received> received() const;
   std::vector<std::string> targets() const;
@@ -273,6 +276,7 @@ class FakeApiServer::Impl {
   std::vector<std::weak_ptr<Session>> watches_;
   int failures_left_ = 0;
   int failure_status_ = 500;
+  std::set<std::string> unavailable_;  // group versions: "/apis/GROUP/VERSION"
   std::vector<Received> received_;
 };
 
