@@ -232,7 +232,8 @@ const std::set<std::string> kUnserved = {
     "kubeflow.org/v1 MPIJob",                    "milvus.io/v1beta1 Milvus",
     "nvidia.com/v1alpha1 DynamoGraphDeployment", "ray.io/v1 RayJob",
     "ray.io/v1 RayService",                      "serving.knative.dev/v1 Service",
-    "serving.kserve.io/v1beta1 InferenceService"};
+    "serving.kserve.io/v1beta1 InferenceService", "serving.kserve.io/v1alpha1 LLMInferenceService",
+    "agents.x-k8s.io/v1beta1 Sandbox"};  // one row per kind: LLMInferenceService's two versions share it
 
 }  // namespace
 

@@ -113,6 +113,8 @@ void check_entry(const json& entry, const std::filesystem::path& corpus) {
   // The whole policy: kubectl applies it, and a second pass changes nothing.
   auto full = karta::mutate_workload(object, *definition, full_policy());
   CHECK(full.notes == std::vector<std::string>{});
+  // Where the expectations spell the whole patch out, it is compared whole.
+  if (entry.contains("patch")) CHECK(full.patch.value() == entry["patch"]);
   json fully_patched = full.patch.empty() ? object : test::kubectl_apply(object, full.patch.value());
   CHECK(karta::mutate_workload(fully_patched, *definition, full_policy()).patch.value() == json::array());
 
@@ -167,6 +169,12 @@ TEST_CASE("DynamoGraphDeployment v1alpha1 samples: every service's pod metadata"
 TEST_CASE("DynamoGraphDeployment v1beta1 samples: every component's pod template") {
   check_kind("nvidia.com/v1beta1", "DynamoGraphDeployment", 1);
 }
+TEST_CASE("LLMInferenceService samples: decode, prefill and multi-node worker pod specs, labelled through spec.labels and spec.prefill.labels") {
+  check_kind("serving.kserve.io/v1alpha2", "LLMInferenceService", 3);
+}
+TEST_CASE("Sandbox samples: the pod template, with or without its own metadata") {
+  check_kind("agents.x-k8s.io/v1beta1", "Sandbox", 3);
+}
 TEST_CASE("objects of kinds without a definition are untouched: core Service, Secret, NIMCache, ResourceClaimTemplate") {
   auto corpus = test::corpus_dir();
   if (!corpus) return;
@@ -193,12 +201,13 @@ TEST_CASE("the built-in catalog holds every framework and Kubernetes' pod contro
   std::vector<std::string> kinds;
   for (const auto& definition : test::builtin_catalog().definitions()) kinds.push_back(definition->root_kind().to_string());
   CHECK(kinds == std::vector<std::string>{
-      "v1 Pod", "apps/v1 DaemonSet", "apps/v1 Deployment", "apps/v1 ReplicaSet", "apps/v1 StatefulSet",
-      "apps.nvidia.com/v1alpha1 NIMService", "batch/v1 CronJob", "batch/v1 Job", "grove.io/v1alpha1 PodCliqueSet",
+      "v1 Pod", "agents.x-k8s.io/v1beta1 Sandbox", "apps/v1 DaemonSet", "apps/v1 Deployment", "apps/v1 ReplicaSet",
+      "apps/v1 StatefulSet", "apps.nvidia.com/v1alpha1 NIMService", "batch/v1 CronJob", "batch/v1 Job", "grove.io/v1alpha1 PodCliqueSet",
       "jobset.x-k8s.io/v1alpha2 JobSet", "kubeflow.org/v1 MPIJob", "kubeflow.org/v1 PyTorchJob",
       "kubeflow.org/v2beta1 MPIJob", "leaderworkerset.x-k8s.io/v1 LeaderWorkerSet", "milvus.io/v1beta1 Milvus",
       "nvidia.com/v1alpha1 DynamoGraphDeployment", "nvidia.com/v1beta1 DynamoGraphDeployment", "ray.io/v1 RayCluster",
       "ray.io/v1 RayJob", "ray.io/v1 RayService", "serving.knative.dev/v1 Service",
+      "serving.kserve.io/v1alpha1 LLMInferenceService", "serving.kserve.io/v1alpha2 LLMInferenceService",
       "serving.kserve.io/v1beta1 InferenceService"});
 }
 

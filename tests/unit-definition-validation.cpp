@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include "admission/admission_service.h"
+#include "definitions/jq_program.h"
 #include "runtime/admission_http.h"
 #include "support/test_support.h"
 #include "validate/definition_validation.h"
@@ -50,7 +51,7 @@ TEST_CASE("every definition of the built-in catalog validates clean against the 
       ++checked;
     }
   }
-  CHECK(checked == 22);
+  CHECK(checked == 25);
 }
 
 TEST_CASE("a typo in a path is refused with the field, the expression and a suggestion") {
@@ -104,6 +105,27 @@ TEST_CASE("each forbidden jq construct refuses the definition, naming the field"
     REQUIRE(!faults.empty());
     CHECK(faults[0].rfind(kChild + ".instanceIdPath: " + expression + ": " + construct, 0) == 0);
   }
+}
+
+TEST_CASE("each expression that does not compile is named, though valid ones are compiled in one program") {
+  json d = jobset();
+  d["spec"]["structureDefinition"]["rootComponent"]["kind"]["group"] = "unknown.example.com";  // only jq is checked
+  json& child = d["spec"]["structureDefinition"]["childComponents"][0];
+  // Both pass the safety check; only libjq finds the unbound variables. A variable bound in one expression
+  // is not in scope in the next, as when each is compiled alone.
+  child["instanceIdPath"] = ".spec.replicatedJobs[] | .name as $job | $job";
+  child["scaleDefinition"]["replicasPath"] = "$job";
+  child["podSelector"]["componentInstanceSelector"]["idPath"] = ".metadata.name as $x | $y";
+  auto jq_error = [](const std::string& expression) { return karta::jq_compile_error(expression).value_or("compiles"); };
+  CHECK(jq_error("$job") == "jq: error: $job is not defined at <top-level>, line 1:\n$job; jq: 1 compile error");
+  CHECK(check(d).faults == std::vector<std::string>{
+      kChild + ".scaleDefinition.replicasPath: $job: does not compile: " + jq_error("$job"),
+      kChild + ".podSelector.componentInstanceSelector.idPath: .metadata.name as $x | $y: does not compile: " +
+          jq_error(".metadata.name as $x | $y")});
+  // Its own expressions, a `#` comment at the end of one included, compile together.
+  json commented = jobset();
+  commented["spec"]["structureDefinition"]["childComponents"][0]["instanceIdPath"] = ".spec.replicatedJobs[].name # the job";
+  CHECK(check(commented).faults == std::vector<std::string>{});
 }
 
 TEST_CASE("a definition whose CRD is unknown is admitted with a warning that its paths were not verified") {

@@ -50,6 +50,9 @@ const std::vector<Resource>& built_in_resources() {
       {"ray.io", "v1", "rayjobs"},
       {"ray.io", "v1", "rayservices"},
       {"serving.kserve.io", "v1beta1", "inferenceservices"},
+      {"serving.kserve.io", "v1alpha1", "llminferenceservices"},
+      {"serving.kserve.io", "v1alpha2", "llminferenceservices"},
+      {"agents.x-k8s.io", "v1beta1", "sandboxes"},
       {"serving.knative.dev", "v1", "services"},
       {"apps.nvidia.com", "v1alpha1", "nimservices"},
       {"milvus.io", "v1beta1", "milvuses"},
@@ -94,10 +97,11 @@ std::string lowercase(std::string text) {
   return text;
 }
 
-// Kubernetes' default plural of a kind, which every catalog CRD follows (Milvus -> milvuses).
+// Kubernetes' default plural of a kind, which every catalog CRD follows (Milvus -> milvuses, Sandbox ->
+// sandboxes).
 std::string plural_of(const std::string& kind) {
   const std::string lower = lowercase(kind);
-  return lower + (lower.back() == 's' ? "es" : "s");
+  return lower + (lower.back() == 's' || lower.back() == 'x' ? "es" : "s");
 }
 
 }  // namespace
@@ -170,7 +174,7 @@ TEST_CASE("The workload webhooks skip, before the call, objects whose controller
     catalog_kinds.insert((group.empty() ? "" : group + "/") + scalar(kind["version"], "version") + "/" +
                          scalar(kind["kind"], "kind"));
   }
-  REQUIRE(catalog_kinds.size() == 22);
+  REQUIRE(catalog_kinds.size() == 25);
   for (const YAML::Node& webhook :
        {webhook_named(find(base(), "MutatingWebhookConfiguration", app_name), "mutate.karta.run.ai"),
         webhook_named(find(base(), "ValidatingWebhookConfiguration", app_name), "workloads.validate.karta.run.ai")}) {

@@ -34,7 +34,7 @@ karta::DefinitionReport check(const json& definition) {
 
 json catalog_definition(const std::string& file) { return test::document(test::source_dir() / "definitions/catalog" / file); }
 
-// The catalog files of the 13 frameworks (the Kubernetes built-ins have no CRD to check against).
+// The catalog files of the 15 frameworks (the Kubernetes built-ins have no CRD to check against).
 const std::vector<std::string> kFrameworks = {
     "jobset.x-k8s.io-jobset-v1alpha2.yaml",          "leaderworkerset.x-k8s.io-leaderworkerset-v1.yaml",
     "kubeflow.org-pytorchjob-v1.yaml",               "kubeflow.org-mpijob-v1.yaml",
@@ -43,7 +43,8 @@ const std::vector<std::string> kFrameworks = {
     "serving.kserve.io-inferenceservice-v1beta1.yaml", "serving.knative.dev-service-v1.yaml",
     "apps.nvidia.com-nimservice-v1alpha1.yaml",      "milvus.io-milvus-v1beta1.yaml",
     "grove.io-podcliqueset-v1alpha1.yaml",           "nvidia.com-dynamographdeployment-v1alpha1.yaml",
-    "nvidia.com-dynamographdeployment-v1beta1.yaml"};
+    "nvidia.com-dynamographdeployment-v1beta1.yaml", "serving.kserve.io-llminferenceservice-v1alpha1.yaml",
+    "serving.kserve.io-llminferenceservice-v1alpha2.yaml", "agents.x-k8s.io-sandbox-v1beta1.yaml"};
 
 // The same definition in the older ResourceInterface form, which lacks suspendDefinition,
 // gangScheduling.podGroup, componentTypeSelector.matchLabels and three statuses: the pod group becomes
@@ -142,11 +143,11 @@ TEST_CASE("every definition the project ships is one the published CRD stores un
     docs += source.find(".md") != std::string::npos;
   }
   CHECK(karta == definitions.size());
-  CHECK(definitions.size() == 22 + 1 + docs);  // the catalog, tests/data/trainer-karta.yaml, the docs
+  CHECK(definitions.size() == 25 + 1 + docs);  // the catalog, tests/data/trainer-karta.yaml, the docs
   CHECK(docs >= 1);
 }
 
-TEST_CASE("the 13 frameworks' definitions validate against their real CRDs, in both published forms") {
+TEST_CASE("the 15 frameworks' definitions validate against their real CRDs, in both published forms") {
   for (const auto& file : kFrameworks) {
     CAPTURE(file);
     json d = catalog_definition(file);
@@ -170,7 +171,7 @@ TEST_CASE("`karta-webhook validate` passes the catalog in both forms against tes
                                           (test::source_dir() / "tests/corpus/crds").string(), &code);
   CHECK(code == 0);
   CHECK(out.find("with faults") != std::string::npos);
-  CHECK(out.substr(out.rfind('\n', out.size() - 2) + 1) == "37 definitions, 0 with faults\n");
+  CHECK(out.substr(out.rfind('\n', out.size() - 2) + 1) == "43 definitions, 0 with faults\n");
 }
 
 TEST_CASE("definitions loaded from a directory, in either form, drive the same patch as the built-in catalog") {

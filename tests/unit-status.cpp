@@ -245,6 +245,14 @@ const std::vector<StatusExample>& examples() {
       {"dynamographdeployment-v1alpha1-failed.yaml", "Failed", {"Failed"}},
       {"dynamographdeployment-v1beta1-running.yaml", "Running", {"Running"}},
       {"dynamographdeployment-v1beta1-pending.yaml", "Initializing", {"Initializing"}},
+      {"llminferenceservice-running.yaml", "Running", {"Running"}},
+      {"llminferenceservice-starting.yaml", "Initializing", {"Initializing"}},
+      {"llminferenceservice-missing-config.yaml", "Failed", {"Failed", "Initializing"}},
+      {"llminferenceservice-stopped.yaml", "Suspended", {"Suspended"}},
+      {"sandbox-running.yaml", "Running", {"Running"}},
+      {"sandbox-suspended.yaml", "Suspended", {"Suspended"}},
+      {"sandbox-pod-failed.yaml", "Failed", {"Failed"}},
+      {"sandbox-expired.yaml", "Completed", {"Completed"}},
   };
   return list;
 }
@@ -268,7 +276,7 @@ TEST_CASE("every framework of the catalog: inspect's state and matched statuses 
   }
 }
 
-TEST_CASE("the examples cover the catalog's 13 frameworks, each running and finished or failed, and every file is checked") {
+TEST_CASE("the examples cover the catalog's 15 frameworks, each running and finished or failed, and every file is checked") {
   std::set<std::string> files;
   for (const auto& entry : std::filesystem::directory_iterator(status_dir())) files.insert(entry.path().filename().string());
   std::set<std::string> listed;
@@ -282,7 +290,7 @@ TEST_CASE("the examples cover the catalog's 13 frameworks, each running and fini
     if (state == "Completed" || state == "Failed" || state == "Degraded" || state == "Initializing") kinds_over.insert(kind);
   }
   CHECK(files == listed);
-  CHECK(kinds_running.size() == 15);  // the 13 frameworks: MPIJob and Dynamo in two versions, Ray in three kinds
+  CHECK(kinds_running.size() == 17);  // the 15 frameworks: MPIJob and Dynamo in two versions, Ray in three kinds
   CHECK(kinds_over == kinds_running);
 }
 

@@ -23,6 +23,7 @@ std::filesystem::path data(const std::string& name) { return test::source_dir() 
 // One object of each catalog kind that has a suspendDefinition.
 const std::map<std::string, std::filesystem::path>& suspendable_objects() {
   static const std::map<std::string, std::filesystem::path> objects = {
+      {"agents.x-k8s.io/v1beta1 Sandbox", data("status/sandbox-running.yaml")},
       {"batch/v1 CronJob", data("suspend/cronjob.yaml")},
       {"batch/v1 Job", data("suspend/job.yaml")},
       {"jobset.x-k8s.io/v1alpha2 JobSet", data("status/jobset-running.yaml")},
@@ -32,6 +33,8 @@ const std::map<std::string, std::filesystem::path>& suspendable_objects() {
       {"ray.io/v1 RayCluster", data("status/raycluster-running.yaml")},
       {"ray.io/v1 RayJob", data("status/rayjob-running.yaml")},
       {"ray.io/v1 RayService", data("status/rayservice-running.yaml")},
+      {"serving.kserve.io/v1alpha1 LLMInferenceService", data("suspend/llminferenceservice-v1alpha1.yaml")},
+      {"serving.kserve.io/v1alpha2 LLMInferenceService", data("status/llminferenceservice-running.yaml")},
   };
   return objects;
 }
@@ -65,8 +68,18 @@ json changed_fields(const json& before, const json& after) {
   return changed;
 }
 
-std::string suspend_field(const std::string& kind) {
-  return kind.starts_with("kubeflow.org/") ? "/spec/runPolicy/suspend" : "/spec/suspend";
+// The one field a kind's suspend and resume actions set (a JSON Pointer, as json::flatten spells it), and
+// the value each sets: a boolean suspend field, Sandbox's operatingMode, or KServe's stop annotation.
+struct SuspendField {
+  std::string pointer;
+  json suspended;
+  json resumed;
+};
+
+SuspendField suspend_field(const std::string& kind) {
+  if (kind == "agents.x-k8s.io/v1beta1 Sandbox") return {"/spec/operatingMode", "Suspended", "Running"};
+  if (kind.ends_with(" LLMInferenceService")) return {"/metadata/annotations/serving.kserve.io~1stop", "true", "false"};
+  return {kind.starts_with("kubeflow.org/") ? "/spec/runPolicy/suspend" : "/spec/suspend", true, false};
 }
 
 json report_of(const json& object) { return karta::inspect_workload(object, catalog_definition(object), {}); }
@@ -98,22 +111,28 @@ TEST_CASE("suspend and resume patches apply with kubectl patch --type=merge on e
     json suspended = kubectl_merge("suspend", file);
     CHECK(report_of(suspended)["suspended"] == true);
     // Only the suspend field changed.
-    CHECK(changed_fields(original, suspended) == json{{suspend_field(kind), true}});
-    // Resuming the suspended object gives the original back, with the field now false.
+    const SuspendField field = suspend_field(kind);
+    CHECK(changed_fields(original, suspended) == json{{field.pointer, field.suspended}});
+    // Resuming the suspended object gives the original back, with the field at its resumed value.
     {
       test::TempDir dir;
       std::ofstream(dir.path / "suspended.json") << suspended.dump();
       json resumed = kubectl_merge("resume", dir.path / "suspended.json");
       CHECK(report_of(resumed)["suspended"] == false);
-      CHECK(changed_fields(original, resumed) == json{{suspend_field(kind), false}});
+      CHECK(changed_fields(original, resumed) == json{{field.pointer, field.resumed}});
     }
   }
 }
 
-TEST_CASE("the patches are the published actions as a merge patch: JobSet's and PyTorchJob's spelled out") {
+TEST_CASE("the patches are the published actions as a merge patch: JobSet's, PyTorchJob's, Sandbox's and LLMInferenceService's spelled out") {
   CHECK(patch_text("suspend", data("status/jobset-running.yaml")) == "{\"spec\":{\"suspend\":true}}\n");
   CHECK(patch_text("resume", data("status/jobset-running.yaml")) == "{\"spec\":{\"suspend\":false}}\n");
   CHECK(patch_text("suspend", data("status/pytorchjob-running.yaml")) == "{\"spec\":{\"runPolicy\":{\"suspend\":true}}}\n");
+  CHECK(patch_text("suspend", data("status/sandbox-running.yaml")) == "{\"spec\":{\"operatingMode\":\"Suspended\"}}\n");
+  CHECK(patch_text("resume", data("status/llminferenceservice-running.yaml")) ==
+        "{\"metadata\":{\"annotations\":{\"serving.kserve.io/stop\":\"false\"}}}\n");
+  CHECK(patch_text("suspend", data("status/sandbox-suspended.yaml")) == "{}\n");
+  CHECK(patch_text("suspend", data("status/llminferenceservice-stopped.yaml")) == "{}\n");
   // Already suspended: nothing to change.
   CHECK(patch_text("suspend", data("status/pytorchjob-suspended.yaml")) == "{}\n");
 }

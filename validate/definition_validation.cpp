@@ -2,6 +2,7 @@
 
 #include "definitions/api/published_api.h"
 #include "definitions/jq_program.h"
+#include "validate/jq_lexer.h"
 #include "validate/jq_safety.h"
 
 namespace karta {
@@ -107,10 +108,24 @@ DefinitionReport validate_definition(const json& document, const CrdLookup& crds
     }
     if (faults.empty()) safe.push_back(entry);
   }
-  for (const auto& entry : safe) {
-    if (!compile) break;
-    if (auto error = jq_compile_error(entry.field->expression)) {
-      report.faults.push_back(entry.field->field + ": " + entry.field->expression + ": does not compile: " + *error);
+  // Compiling is the dear part of validation: libjq compiles its whole builtin library with every program
+  // (about 20 ms), so one compile per expression made `validate` of the catalog take seconds. The safe
+  // expressions are compiled together first, each a parenthesized term on lines of its own (a `#` comment
+  // ends at its line); only when that fails, or an expression's brackets do not nest, is each compiled
+  // alone, to say which one does not.
+  if (compile && !safe.empty()) {
+    std::string together;
+    bool nested = true;
+    for (const auto& entry : safe) {
+      nested = nested && !tokenize_jq(entry.field->expression).error;
+      together += (together.empty() ? "(\n" : ",\n(\n") + entry.field->expression + "\n)";
+    }
+    if (!nested || jq_compile_error(together)) {
+      for (const auto& entry : safe) {
+        if (auto error = jq_compile_error(entry.field->expression)) {
+          report.faults.push_back(entry.field->field + ": " + entry.field->expression + ": does not compile: " + *error);
+        }
+      }
     }
   }
 
