@@ -102,3 +102,15 @@ TEST_CASE("the annotation keys the policy has the webhook set are checked as ann
   CHECK(error_of("gpu: {workloadTotalAnnotation: \"/gpus\"}").rfind("policy.yaml: gpu.workloadTotalAnnotation: \"/gpus\" ", 0) == 0);
   CHECK(error_of("gpu: {workloadTotalAnnotation: platform.example.com/gpu-total}") == "(no error)");
 }
+
+TEST_CASE("definitionPolicy.mode is enforce by default, warn when set, and anything else is refused naming the field") {
+  CHECK(test::policy_from_yaml("podTemplates: {}").definition_policy.mode == karta::DefinitionPolicyMode::Enforce);
+  CHECK(test::policy_from_yaml("definitionPolicy: {}").definition_policy.mode == karta::DefinitionPolicyMode::Enforce);
+  CHECK(test::policy_from_yaml("definitionPolicy: {mode: enforce}").definition_policy.mode ==
+        karta::DefinitionPolicyMode::Enforce);
+  CHECK(test::policy_from_yaml("definitionPolicy: {mode: warn}").definition_policy.mode == karta::DefinitionPolicyMode::Warn);
+  CHECK(error_of("definitionPolicy: {mode: audit}") == "policy.yaml: definitionPolicy.mode: must be enforce or warn, not \"audit\"");
+  CHECK(error_of("definitionPolicy: {mode: 1}") == "policy.yaml: definitionPolicy.mode: must be a string, not number");
+  CHECK(error_of("definitionPolicy: {modes: warn}") == "policy.yaml: definitionPolicy.modes: unknown field");
+  CHECK(error_of("definitionPolicy: warn") == "policy.yaml: definitionPolicy: must be a map, not string");
+}
