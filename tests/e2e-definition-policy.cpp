@@ -56,42 +56,7 @@ class CapturedLog {
   std::shared_ptr<Sink> sink_;
 };
 
-// acme.example.com/v1 Trainer: a pod template for its worker and one for its evaluator.
-const char* kTrainerCrd = R"(apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: trainers.acme.example.com}
-spec:
-  group: acme.example.com
-  names: {kind: Trainer, plural: trainers, singular: trainer}
-  scope: Namespaced
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema:
-        type: object
-        properties:
-          spec:
-            type: object
-            properties:
-              worker: &role
-                type: object
-                properties:
-                  template:
-                    type: object
-                    properties:
-                      metadata: {type: object, x-kubernetes-preserve-unknown-fields: true}
-                      spec:
-                        type: object
-                        x-kubernetes-preserve-unknown-fields: true
-                        properties:
-                          containers: {type: array, items: {type: object, x-kubernetes-preserve-unknown-fields: true}}
-              evaluator: *role
-          status: {type: object, properties: {phase: {type: string}}}
-)";
-
-// A Karta for `kind` whose worker template is at .spec.worker.template and evaluator's at `evaluator_path`.
+// A Karta for `kind` (Trainer's CRD is tests/data/trainer-crd.yaml) whose worker template is at .spec.worker.template and evaluator's at `evaluator_path`.
 json karta_for(const std::string& name, const std::string& kind, const std::string& evaluator_path) {
   return test::yaml(R"(
 apiVersion: run.ai/v1alpha1
@@ -158,7 +123,7 @@ json mutate(test::HttpsClient& client, const json& object) {
 TEST_CASE("definitionPolicy warn admits a Karta with faults, each fault a warning, and loads only the one whose faults are paths") {
   CapturedLog log;
   test::TempDir crds, cluster;
-  test::write_text(crds.path / "trainer.yaml", kTrainerCrd);
+  std::filesystem::copy_file(test::source_dir() / "tests/data/trainer-crd.yaml", crds.path / "trainer.yaml");
   test::FakeApiServer server{cluster.path, {}};
   test::RunningWebhook running(
       [&](karta::WebhookConfig& config) {
@@ -216,7 +181,7 @@ TEST_CASE("definitionPolicy warn admits a Karta with faults, each fault a warnin
 
 TEST_CASE("definitionPolicy enforce, the default, denies a Karta with a path fault and one with unsafe jq") {
   test::TempDir crds;
-  test::write_text(crds.path / "trainer.yaml", kTrainerCrd);
+  std::filesystem::copy_file(test::source_dir() / "tests/data/trainer-crd.yaml", crds.path / "trainer.yaml");
   for (const std::string& written : {std::string("definitionPolicy: {mode: enforce}\n"), std::string("podTemplates: {}\n")}) {
     CAPTURE(written);
     test::RunningWebhook running([&](karta::WebhookConfig& config) { config.crd_directories = {crds.path}; }, written);

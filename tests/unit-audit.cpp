@@ -505,43 +505,7 @@ TEST_CASE("karta-webhook audit --kubeconfig exits 1 on an enforce-mode violation
 
 namespace {
 
-// acme.example.com/v1 Trainer, the made-up kind of tests/data/trainer-karta.yaml, as its CRD would be
-// stored: a pod template at .spec.worker.template and a phase.
-json trainer_crd() {
-  return test::yaml(R"(
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: trainers.acme.example.com}
-spec:
-  group: acme.example.com
-  names: {kind: Trainer, plural: trainers, singular: trainer}
-  scope: Namespaced
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema:
-        type: object
-        properties:
-          spec:
-            type: object
-            properties:
-              worker:
-                type: object
-                properties:
-                  template:
-                    type: object
-                    properties:
-                      metadata: {type: object, x-kubernetes-preserve-unknown-fields: true}
-                      spec:
-                        type: object
-                        x-kubernetes-preserve-unknown-fields: true
-                        properties:
-                          containers: {type: array, items: {type: object, x-kubernetes-preserve-unknown-fields: true}}
-          status: {type: object, properties: {phase: {type: string}}}
-)");
-}
+json trainer_crd() { return test::document(test::source_dir() / "tests/data/trainer-crd.yaml"); }
 
 const test::FakeResource kCrds{.group = "apiextensions.k8s.io", .version = "v1", .kind = "CustomResourceDefinition",
                                .plural = "customresourcedefinitions", .singular = "customresourcedefinition",
