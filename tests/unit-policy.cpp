@@ -35,6 +35,7 @@ TEST_CASE("the issue's whole policy reads into every field") {
   CHECK(policy.label_policy.mode == karta::LabelPolicyMode::Enforce);
   CHECK(policy.label_policy.exempt_namespaces == std::vector<std::string>{"kube-system"});
   CHECK(policy.label_policy.workload.required == std::vector<std::string>{"team"});
+  CHECK(policy.definition_policy.mode == karta::DefinitionPolicyMode::Enforce);
 }
 
 TEST_CASE("a bad policy is refused with the field and the fault") {
