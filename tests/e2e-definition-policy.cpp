@@ -93,7 +93,7 @@ const std::string kMisspeltFault =
     "Trainer's schema at `.spec`; did you mean `evaluator`?";
 const std::string kUnsafeFault =
     "spec.structureDefinition.childComponents[1].specDefinition.podTemplateSpecPath: $ENV.HOME: `$ENV` is not allowed: "
-    "it reads the environment";
+    "it would expose the webhook's environment";
 
 json workload(const std::string& kind) {
   return test::yaml("{apiVersion: acme.example.com/v1, kind: " + kind + R"(, metadata: {name: t, namespace: ml},

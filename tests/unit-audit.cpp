@@ -585,7 +585,7 @@ TEST_CASE("audit reports each cluster Karta's faults, checked against the cluste
   CHECK(document["definitions"] ==
         json::array({{{"name", "gizmo-unsafe"},
                       {"faults", {"spec.structureDefinition.childComponents[0].instanceIdPath: env.HOME: `env` is not "
-                                  "allowed: it reads the environment"}},
+                                  "allowed: it would expose the webhook's environment"}},
                       {"loaded", false}},
                      {{"name", "trainer-misspelt"}, {"faults", {misspelt_fault}}, {"loaded", false}}}));
   // Neither is loaded under enforce: the Trainer is not audited (no definition), and the webhook would deny

@@ -130,7 +130,7 @@ TEST_CASE("a fault of the published schema does not hide the faults of the defin
   CHECK(report.faults == std::vector<std::string>{
       "spec.structureDefinition.rootComponent.statusDefinition.statusMappings.Running: unknown field; did you mean "
       "\"running\"?",
-      "spec.structureDefinition.childComponents[0].specDefinition.podTemplateSpecPath: $ENV.HOME: `$ENV` is not allowed",
+      "spec.structureDefinition.childComponents[0].specDefinition.podTemplateSpecPath: $ENV.HOME: `$ENV` is not allowed: it would expose the webhook's environment",
       "spec.structureDefinition.childComponents[0].instanceIdPath: `.spec.replicatedJobs[].title` is not in JobSet's "
       "schema at `.spec.replicatedJobs[]`; did you mean `name`?"});
   CHECK_FALSE(report.only_path_faults());
