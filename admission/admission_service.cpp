@@ -34,11 +34,14 @@ std::string object_name(const AdmissionRequest& r) {
 
 std::string gvk_key(const GroupVersionKind& kind) { return kind.group + "/" + kind.version + "/" + kind.kind; }
 
-// Kubernetes truncates long warnings; keep each short and readable.
+// The API server may truncate a warning over 256 characters (AdmissionResponse.warnings), and cuts every
+// one to 256 once a response's warnings pass 4096 characters: keep each under that, cut at a character.
 std::string short_warning(std::string text) {
   constexpr std::size_t kLimit = 240;
-  if (text.size() > kLimit) text = text.substr(0, kLimit - 3) + "...";
-  return text;
+  if (text.size() <= kLimit) return text;
+  std::size_t cut = kLimit - 3;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;  // not inside a UTF-8 sequence
+  return text.substr(0, cut) + "...";
 }
 
 // The root kind a Karta object defines, read leniently (validation reports what is wrong with it).
@@ -89,9 +92,23 @@ AdmissionResult validate_karta(const AdmissionRequest& request, const AdmissionS
     }
   }
   AdmissionResult result;
+  const bool warn = state.policy.definition_policy.mode == DefinitionPolicyMode::Warn;
   if (report.ok()) {
     result.decision = AdmissionDecision::allow();
     result.outcome = "allowed";
+  } else if (warn) {
+    // Workload Map or KAI may already rely on it: admitted, and each fault said. Loading decides apart
+    // whether karta-webhook uses it (runtime/admission_state_loader.cpp).
+    const std::size_t count = report.faults.size();
+    result.decision = AdmissionDecision::allow();
+    result.decision.warnings.push_back(short_warning(
+        "Karta " + request.name + " admitted with " + std::to_string(count) + (count == 1 ? " fault" : " faults") +
+        " (definitionPolicy.mode: warn): " +
+        (report.only_path_faults() ? "the paths at fault yield nothing" : "karta-webhook does not load it")));
+    for (auto& fault : report.faults) result.decision.warnings.push_back(short_warning(std::move(fault)));
+    result.outcome = "allowed:faults";
+    result.definition_faults_admitted = count;
+    if (auto kind = defined_kind(karta)) result.defined_kind = gvk_key(*kind);
   } else {
     std::string message = "Karta " + request.name + " is invalid: ";
     for (std::size_t i = 0; i < report.faults.size(); ++i) message += (i == 0 ? "" : "; ") + report.faults[i];
@@ -224,6 +241,9 @@ ReviewReply AdmissionService::answer(AdmissionEndpoint endpoint, std::string_vie
   std::string result_label = result.outcome.substr(0, result.outcome.find(':'));
   metrics_.record_admission(endpoint_name, request.operation, kind_label, result_label,
                             result.decision.patch_operations(), static_cast<double>(micros.count()) / 1e6);
+  if (result.definition_faults_admitted > 0) {
+    metrics_.record_definition_faults_admitted(result.defined_kind, result.definition_faults_admitted);
+  }
   if (spdlog::should_log(spdlog::level::info)) {  // the arguments cost allocations even when not logged
     spdlog::info("admission uid={} endpoint={} kind={} object={} operation={} outcome={} patch_ops={} duration_us={}",
                  request.uid, endpoint_name, request.kind.to_string(), object_name(request), request.operation,

@@ -40,6 +40,10 @@ struct AdmissionResult {
   std::vector<std::string> notes;  // odd shapes met on the way; logged
   std::string outcome;             // short word for logs and metrics: patched, allowed, denied, skipped
   std::vector<std::string> violations{};  // validate: the label policy's findings, in audit mode as in enforce
+  // validate of a Karta under definitionPolicy.mode warn: the faults admitted, and the kind the Karta
+  // defines ("group/version/Kind"), for the metric.
+  std::size_t definition_faults_admitted = 0;
+  std::string defined_kind{};
 };
 
 // What one call of /mutate or /validate comes to: the response review, or why its envelope was refused.

@@ -79,6 +79,11 @@ void Metrics::record_reload(const std::string& source, bool ok) {
 
 void Metrics::set_definitions_loaded(std::size_t count) { definitions_loaded_ = count; }
 
+void Metrics::record_definition_faults_admitted(const std::string& kind, std::size_t faults) {
+  std::lock_guard lock(mutex_);
+  definition_faults_admitted_[kind] += faults;
+}
+
 std::string Metrics::render() const {
   std::ostringstream out;
   std::lock_guard lock(mutex_);
@@ -128,6 +133,12 @@ std::string Metrics::render() const {
          "# TYPE karta_reload_errors_total counter\n";
   for (const auto& [source, count] : reload_errors_) {
     out << "karta_reload_errors_total{source=\"" << escape(source) << "\"} " << count << "\n";
+  }
+  out << "# HELP karta_definition_faults_admitted_total Faults of Kartas admitted by definitionPolicy.mode warn, "
+         "by the kind the Karta defines.\n"
+         "# TYPE karta_definition_faults_admitted_total counter\n";
+  for (const auto& [kind, count] : definition_faults_admitted_) {
+    out << "karta_definition_faults_admitted_total{kind=\"" << escape(kind) << "\"} " << count << "\n";
   }
   const JqPoolCounters jq = jq_pool_counters();
   out << "# HELP karta_jq_states_replaced_total jq states abandoned because a run would not end, and compiled anew.\n"

@@ -29,6 +29,8 @@ class Metrics {
                         const std::string& result, std::size_t patch_operations, double seconds);
   void record_reload(const std::string& source, bool ok);  // source: definitions, policy, cluster, certificate
   void set_definitions_loaded(std::size_t count);
+  // Faults of a Karta admitted by definitionPolicy.mode warn, by the kind it defines ("group/version/Kind").
+  void record_definition_faults_admitted(const std::string& kind, std::size_t faults);
 
   std::string render() const;
 
@@ -65,9 +67,10 @@ class Metrics {
   Shard& local_shard();
 
   const std::uint64_t id_;  // tells this object's shards from another's in a thread's cache
-  mutable std::mutex mutex_;  // guards shards_ (the list) and the reload counters
+  mutable std::mutex mutex_;  // guards shards_ (the list), the reload and definition fault counters
   std::vector<std::unique_ptr<Shard>> shards_;
   std::map<std::string, std::uint64_t> reloads_, reload_errors_;
+  std::map<std::string, std::uint64_t> definition_faults_admitted_;  // guarded by mutex_
   std::atomic<std::size_t> definitions_loaded_{0};
 };
 

@@ -17,6 +17,7 @@
 #include "kube/json_fields.h"
 #include "kube/kube_connection.h"
 #include "kube/list_pages.h"
+#include "validate/crd_schema_set.h"
 
 namespace karta {
 namespace {
@@ -57,20 +58,21 @@ std::map<std::pair<std::string, std::string>, std::vector<GroupVersionKind>> kin
 
 }  // namespace
 
-AuditReport::AuditReport(std::string source, const AdmissionState& state) : state_(state), source_(std::move(source)) {}
+AuditReport::AuditReport(std::string source, std::shared_ptr<const AdmissionState> state)
+    : state_(std::move(state)), source_(std::move(source)) {}
 
 void AuditReport::add(const json& object, const std::string& source) {
   AdmissionRequest request = request_for_object(object);
   if (is_definition_kind(request.kind)) return;
   // The webhook's own decisions: what it skips (no definition, owned by a kind with one) is skipped here.
-  AdmissionResult mutated = AdmissionService::mutate(request, state_);
+  AdmissionResult mutated = AdmissionService::mutate(request, *state_);
   if (mutated.outcome == "skipped:no-definition") return;
   json& row = summary_row(summary_, request.kind, request.namespace_name);
   if (mutated.outcome.starts_with("skipped")) {
     count(row, "skipped");
     return;
   }
-  AdmissionResult validated = AdmissionService::validate(request, state_);
+  AdmissionResult validated = AdmissionService::validate(request, *state_);
   count(row, "workloads");
   const JsonPatch& patch = mutated.decision.patch;
   if (validated.violations.empty() && patch.empty()) return;
@@ -101,8 +103,14 @@ void AuditReport::add_kind(json entry, bool listed) {
   kinds_.push_back(std::move(entry));
 }
 
+void AuditReport::add_definitions(const std::vector<ClusterKartaCheck>& checks) {
+  for (const auto& check : checks) {
+    if (!check.faults.empty()) definitions_.push_back({{"name", check.name}, {"faults", check.faults}, {"loaded", check.loaded}});
+  }
+}
+
 bool AuditReport::enforced() const {
-  return state_.policy.label_policy.enabled && state_.policy.label_policy.mode == LabelPolicyMode::Enforce;
+  return state_->policy.label_policy.enabled && state_->policy.label_policy.mode == LabelPolicyMode::Enforce;
 }
 
 json AuditReport::to_json() const {
@@ -112,10 +120,11 @@ json AuditReport::to_json() const {
     summary.push_back(row);
     for (auto& [name, value] : totals.items()) value = value.get<std::size_t>() + row[name].get<std::size_t>();
   }
-  return {{"source", source_},   {"labelPolicy", policy_mode(state_.policy.label_policy)},
-          {"kinds", kinds_},     {"workloads", workloads_},
-          {"summary", summary},  {"totals", totals},
-          {"enforced", enforced()}, {"complete", !incomplete_}};
+  return {{"source", source_},       {"labelPolicy", policy_mode(state_->policy.label_policy)},
+          {"kinds", kinds_},         {"workloads", workloads_},
+          {"summary", summary},      {"totals", totals},
+          {"definitions", definitions_}, {"enforced", enforced()},
+          {"complete", !incomplete_}};
 }
 
 int AuditReport::exit_code() const {
@@ -124,12 +133,73 @@ int AuditReport::exit_code() const {
       if (!workload["violations"].empty()) return 1;
     }
   }
+  if (!definitions_.empty() && state_->policy.definition_policy.mode == DefinitionPolicyMode::Enforce) return 1;
   return incomplete_ ? 2 : 0;
 }
 
-AuditReport audit_cluster(kube::ApiClient& client, const AdmissionState& state, const AuditOptions& options) {
-  AuditReport report("cluster " + client.connection().server_url(), state);
+namespace {
+
+// LISTs one collection of definitions or schemas the audit reads before the workloads, by name: Kartas,
+// CustomResourceDefinitions. Noted among the kinds; an error makes the audit incomplete.
+std::map<std::string, json> list_by_name(kube::ApiClient& client, kube::Discovery& discovery, AuditReport& report,
+                                         const GroupVersionKind& kind, const std::string& consequence,
+                                         std::size_t page_size) {
+  std::map<std::string, json> objects;
+  json entry = {{"apiVersion", kind.api_version()}, {"kind", kind.kind}};
+  auto resource = discovery.resolve(kind.group, kind.version, kind.kind);
+  if (!resource) {
+    entry["note"] = "not served by the cluster: none read";
+    report.add_kind(std::move(entry), false);
+    return objects;
+  }
+  entry["resource"] = resource->plural;
+  try {
+    kube::ListSummary listed = kube::list_all(client, resource->collection_path(""), {.label_selector = "", .page_size = page_size},
+                                              [&](kube::ListPage& page) {
+                                                for (json& item : page.items) {
+                                                  // The key first: the item is moved from on the right.
+                                                  std::string name = kube::metadata_string(item, "name");
+                                                  objects[name] = std::move(item);
+                                                }
+                                              });
+    entry["listed"] = listed.items;
+    entry["pages"] = listed.pages;
+    report.add_kind(std::move(entry), true);
+  } catch (const kube::ApiError& e) {
+    if (e.cancelled()) throw;
+    entry["error"] = consequence + ": " + e.what();
+    report.add_kind(std::move(entry), false);
+    objects.clear();
+  }
+  return objects;
+}
+
+}  // namespace
+
+AuditReport audit_cluster(kube::ApiClient& client, const AdmissionState& base, const AuditOptions& options) {
+  // The cluster's definitions merged over the built-in catalog and --definitions, as `serve` merges them,
+  // with the cluster's CRDs to check their paths against.
+  auto merged = std::make_shared<AdmissionState>(base);
+  AuditReport report("cluster " + client.connection().server_url(), merged);
   kube::Discovery discovery(client);
+  auto crds = list_by_name(client, discovery, report, {"apiextensions.k8s.io", "v1", "CustomResourceDefinition"},
+                           "the cluster's CustomResourceDefinitions were not read, so the paths of its Kartas were "
+                           "not checked", options.page_size);
+  auto kartas = list_by_name(client, discovery, report, {"run.ai", "v1alpha1", "Karta"},
+                             "the cluster's Kartas were not read, so only the built-in catalog and --definitions "
+                             "were used", options.page_size);
+  auto schemas = base.crds ? std::make_shared<CrdSchemaSet>(*base.crds) : std::make_shared<CrdSchemaSet>();
+  for (const auto& [name, crd] : crds) {
+    try {
+      schemas->add_crd(crd);
+    } catch (const InputError&) {
+      // Not usable for checking paths: a Karta of its kind is checked as one whose CRD is unknown.
+    }
+  }
+  merged->crds = std::move(schemas);
+  DefinitionCache cache(1);
+  report.add_definitions(add_cluster_kartas(*merged, kartas, cache));
+  const AdmissionState& state = *merged;
   for (const auto& [group_kind, defined] : kinds_by_group(state.catalog)) {
     // The cluster's preferred version among those defined, else the first it serves.
     std::optional<kube::ApiResource> resource;
@@ -173,7 +243,7 @@ AuditReport audit_cluster(kube::ApiClient& client, const AdmissionState& state, 
 AuditReport audit_files(const std::vector<std::string>& files, const AdmissionState& state) {
   std::string source = "files";
   for (const auto& file : files) source += " " + file;
-  AuditReport report(source, state);
+  AuditReport report(source, std::make_shared<const AdmissionState>(state));
   for (const auto& file : expand_manifest_paths(files)) {
     for (const auto& document : read_documents(file)) report.add(document.value, document.source);
   }
@@ -192,6 +262,11 @@ std::string render_audit(const json& report) {
       out << (kind.contains("error") ? "NOT LISTED: " + kind["error"].get<std::string>() : kind["note"].get<std::string>())
           << "\n";
     }
+  }
+  for (const json& definition : report["definitions"]) {
+    out << "\nKarta " << definition["name"].get<std::string>()
+        << (definition["loaded"].get<bool>() ? " (loaded: the paths at fault yield nothing)" : " (not loaded)") << "\n";
+    for (const json& fault : definition["faults"]) out << "  fault: " << fault.get<std::string>() << "\n";
   }
   for (const json& workload : report["workloads"]) {
     std::string name = workload["name"].get<std::string>();

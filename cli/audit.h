@@ -19,6 +19,7 @@
 
 #include "admission/admission_service.h"
 #include "kube/api_client.h"
+#include "runtime/admission_state_loader.h"
 
 namespace CLI {
 class App;
@@ -44,37 +45,47 @@ struct AuditOptions {
 //  "summary": [{"apiVersion", "kind", "namespace", "workloads", "skipped", "violating", "violations",
 //               "patched", "operations"}],
 //  "totals": {"workloads", "skipped", "violating", "violations", "patched", "operations"},
+//  "definitions": [{"name", "faults": ["field: what is wrong", ...], "loaded": bool}] (cluster only: each
+//                  Karta of the cluster with faults, as /validate finds them; "loaded": whether the
+//                  audit, like serve, uses it),
 //  "enforced": bool, "complete": bool}
 // Workloads are listed only when they have a violation or a patch; every one audited is counted in the
 // summary. "skipped" counts objects owned by a controller whose kind has a definition.
 class AuditReport {
  public:
-  AuditReport(std::string source, const AdmissionState& state);
+  AuditReport(std::string source, std::shared_ptr<const AdmissionState> state);
 
   // Audits one object (read from `source`, for files).
   void add(const json& object, const std::string& source = "");
   // A kind of the catalog: listed, or not (its `note` or `error` says why; an error makes the audit
   // incomplete).
   void add_kind(json entry, bool listed);
+  // The cluster's Kartas as loading found them; those with faults are reported.
+  void add_definitions(const std::vector<ClusterKartaCheck>& checks);
   bool enforced() const;  // the label policy is on, in enforce mode
 
   json to_json() const;
-  // Exit status: 1 when the label policy enforces and a workload violates it, 2 when a kind could not
+  // Exit status: 1 when the webhook would deny something that exists (the label policy enforces and a
+  // workload violates it, or definitionPolicy enforces and a Karta has faults), 2 when a kind could not
   // be listed (the audit is incomplete), else 0. (run() also gives 2 when there is no report at all.)
   int exit_code() const;
 
  private:
-  const AdmissionState& state_;
+  std::shared_ptr<const AdmissionState> state_;
   std::string source_;
   json kinds_ = json::array();
+  json definitions_ = json::array();
   json workloads_ = json::array();
   std::map<std::string, json> summary_;  // by "apiVersion kind namespace"
   bool incomplete_ = false;
 };
 
-// LISTs every kind the catalog defines through `client` (in pages; kinds the cluster does not serve are
-// noted, one version per group and kind: the cluster's preferred among those defined) and audits each
-// object. ApiErrors of discovery pass through; a LIST that fails (403, say) is noted and the audit goes
+// Reads the cluster's Kartas and CustomResourceDefinitions and merges the Kartas over `state`'s catalog
+// as `serve` does (runtime/admission_state_loader.h), reporting their faults; one that cannot be read is
+// an error entry among the kinds (the audit is then incomplete, and only `state`'s definitions are used).
+// Then LISTs every kind the merged catalog defines through `client` (in pages; kinds the cluster does not
+// serve are noted, one version per group and kind: the cluster's preferred among those defined) and
+// audits each object. ApiErrors of discovery pass through; a LIST that fails (403, say) is noted and the audit goes
 // on with the other kinds.
 AuditReport audit_cluster(kube::ApiClient& client, const AdmissionState& state, const AuditOptions& options);
 

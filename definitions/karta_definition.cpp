@@ -415,23 +415,29 @@ DefinitionParse parse_karta_definition(const json& original, const std::string& 
                               "ResourceInterface), not " + api_version + " " + kind});
     return result;
   }
-  // First what the API server checks against the published CRD; a definition it would refuse or prune
-  // goes no further.
+  // As the API server stores it: a null where the CRD does not allow one removed, or replaced by the
+  // field's default, and every default filled in; then checked against the published CRD as the API
+  // server checks it.
   const json& schema = *form == DefinitionForm::Karta ? karta_schema() : resource_interface_schema();
-  for (auto& violation : validate_against_schema(schema, original)) {
-    faults.push_back({std::move(violation.field), std::move(violation.message)});
-  }
-  if (!faults.empty()) return result;
   json document = original;
   apply_schema_defaults(schema, document);
+  for (auto& violation : validate_against_schema(schema, document)) {
+    faults.push_back({std::move(violation.field), std::move(violation.message)});
+  }
+  // A definition the API server would refuse is read all the same, so that its other faults (its jq,
+  // its paths) are reported in the same run; what the reader finds wrong then only repeats the schema's
+  // faults, and is dropped.
+  const bool schema_faulty = !faults.empty();
+  std::vector<DefinitionFault> repeated;
+  std::vector<DefinitionFault>& reader_faults = schema_faulty ? repeated : faults;
 
   KartaDefinition definition;
   definition.source = source;
   definition.text = original.dump();
   definition.form = *form;
-  DefinitionReader read(*form, faults);
+  DefinitionReader read(*form, reader_faults);
   {
-    ObjectReader top(document, "", faults);
+    ObjectReader top(document, "", reader_faults);
     top.string("apiVersion", true);
     top.string("kind", true);
     const json* metadata = top.object("metadata");
@@ -440,9 +446,9 @@ DefinitionParse parse_karta_definition(const json& original, const std::string& 
     }
     top.member("status");  // written by controllers; not ours to read
     if (const json* spec = top.object("spec", true)) {
-      ObjectReader s(*spec, "spec", faults);
+      ObjectReader s(*spec, "spec", reader_faults);
       if (const json* structure = s.object("structureDefinition", true)) {
-        ObjectReader st(*structure, "spec.structureDefinition", faults);
+        ObjectReader st(*structure, "spec.structureDefinition", reader_faults);
         if (const json* root = st.object("rootComponent", true)) {
           definition.root = read.component(*root, st.field("rootComponent"), true);
         }
@@ -458,15 +464,19 @@ DefinitionParse parse_karta_definition(const json& original, const std::string& 
         }
       }
       if (const json* instructions = s.object("optimizationInstructions")) {
-        ObjectReader oi(*instructions, "spec.optimizationInstructions", faults);
+        ObjectReader oi(*instructions, "spec.optimizationInstructions", reader_faults);
         if (const json* gang = oi.object("gangScheduling")) definition.gang = read.gang(*gang, oi.field("gangScheduling"));
       }
     }
     if (metadata != nullptr) read_extensions(*metadata, definition, faults);
   }  // readers report unknown fields as they go out of scope
-  if (faults.empty()) structure_rules(definition, faults);
+  if (schema_faulty ? repeated.empty() : faults.empty()) structure_rules(definition, faults);
   if (definition.name.empty() && definition.root.kind) definition.name = definition.root.kind->kind;
-  if (faults.empty()) result.definition = std::move(definition);
+  if (faults.empty()) {
+    result.definition = std::move(definition);
+  } else if (definition.root.kind) {
+    result.partial = std::move(definition);
+  }
   return result;
 }
 

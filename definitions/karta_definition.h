@@ -202,16 +202,22 @@ struct DefinitionFault {
 struct DefinitionParse {
   std::optional<KartaDefinition> definition;  // set when there are no faults
   std::vector<DefinitionFault> faults;
+  // With faults, the definition as far as it could be read (when its root has a kind): never loaded, but
+  // its jq and its paths can still be checked, so that every fault is reported in one run.
+  std::optional<KartaDefinition> partial;
 };
 
 // True for the kinds this project reads as definitions (Karta, ResourceInterface).
 bool is_definition_object(const json& document);
 
-// Reads a Karta or ResourceInterface object: first against the published CRD's schema of its form (types,
-// required fields, enums, unknown fields with a did-you-mean, CEL rules), as the API server would, then
+// Reads a Karta or ResourceInterface object as the API server stores it (a null where the CRD allows
+// none removed, or defaulted when the field has a default; every default filled in): first against the
+// published CRD's schema of its form (types, required fields, enums, unknown fields with a did-you-mean,
+// CEL rules), as the API server would, then
 // the rules of the published validator (one root with a full kind and a status definition, owners that
 // exist, no cycle, at most one spec definition, instanceIdPath with componentInstanceSelector), then the
-// extensions annotation. Defaults the CRD declares are applied. Every fault is reported, not only the first.
+// extensions annotation. Every fault is reported, not only the first: a schema fault does not stop the
+// reading (see DefinitionParse::partial).
 DefinitionParse parse_karta_definition(const json& document, const std::string& source);
 
 // What a jq field is evaluated on.

@@ -9,7 +9,8 @@
 // What is checked, at each place of the object, against the schema of that place:
 // - `type` (object, array, string, integer: a number without a fraction, number, boolean); a null value
 //   is accepted only where `nullable: true` (or where the schema names no type), else "must be a string,
-//   not null". `x-kubernetes-int-or-string` accepts an integer or a string;
+//   not null" (the API server removes or defaults such a null before it validates: apply_schema_defaults
+//   first does the same). `x-kubernetes-int-or-string` accepts an integer or a string;
 // - `enum`, `minLength`/`maxLength` (in characters), `pattern` (ECMAScript regular expressions, searched
 //   as Go's MatchString does; a string over 4096 bytes is not searched but reported "too long to check"),
 //   `minimum`/`maximum` (with `exclusiveMinimum`/`exclusiveMaximum`), `multipleOf`, `minItems`/`maxItems`,
@@ -61,10 +62,14 @@ struct SchemaViolation {
 // server would before storing it (with strict field validation: unknown fields are violations).
 std::vector<SchemaViolation> validate_against_schema(const json& schema, const json& object);
 
-// Fills in the `default` of every absent field whose parent object exists, and replaces a null that is
-// not `nullable` by the default, as the API server does on reading and writing (structural defaulting).
-// Defaults are filled in before the fields below them are visited, so a default's own fields are
-// defaulted too. Root and embedded-resource `metadata` are left alone.
+// Structural defaulting, as the API server makes it on every write and read, after pruning unknown
+// fields and before validating (apiextensions-apiserver's PruneNonNullableNullsWithoutDefaults, then
+// Default): a null where the schema is not `nullable` is removed when the place has no `default`, and
+// replaced by the default when it has one (a field, a map value or a list entry alike); then the
+// `default` of every absent field whose parent object exists is filled in. Defaults are filled in before
+// the fields below them are visited, so a default's own fields are defaulted too. Root and
+// embedded-resource `metadata` are not defaulted. A null where the schema names no field is left for
+// validation to report.
 void apply_schema_defaults(const json& schema, json& object);
 
 // Removes the fields the schema does not know, as the API server does (pruning), and returns their

@@ -22,7 +22,40 @@ using openapi_schema_nodes::property_schema;
 
 namespace {
 
-// ---- defaulting
+// The schema of the field `key` of an object: its property, else the schema of the map's values; null
+// when neither (an unknown field, or any field of a map without a value schema).
+const json& field_schema(const json& schema, const std::string& key) {
+  const json& property = property_schema(schema, key);
+  if (property.is_object()) return property;
+  return extra_fields(schema) == Extra::Schema ? member(schema, "additionalProperties") : property;
+}
+
+// A null the API server replaces by the place's default: the place has a schema, is not nullable and
+// has a default.
+bool defaultable_null(const json& value, const json& schema) {
+  return value.is_null() && schema.is_object() && !flag(schema, "nullable") && schema.contains("default");
+}
+
+// ---- nulls, as apiextensions-apiserver's defaulting/prunenulls.go: PruneNonNullableNullsWithoutDefaults
+
+void prune_nulls(const json& schema, json& value) {
+  if (value.is_object()) {
+    std::vector<std::string> gone;
+    for (auto& [key, child] : value.items()) {
+      const json& field = field_schema(schema, key);
+      if (child.is_null() && field.is_object() && !flag(field, "nullable") && !field.contains("default")) {
+        gone.push_back(key);
+      } else {
+        prune_nulls(field, child);
+      }
+    }
+    for (const auto& key : gone) value.erase(key);
+  } else if (value.is_array()) {
+    for (auto& entry : value) prune_nulls(member(schema, "items"), entry);
+  }
+}
+
+// ---- defaulting, as defaulting/algorithm.go: Default
 
 void apply_defaults(const json& schema, json& value, bool resource_root) {
   if (!schema.is_object()) return;
@@ -32,25 +65,27 @@ void apply_defaults(const json& schema, json& value, bool resource_root) {
       for (const auto& [key, property] : properties.items()) {
         if (resource_root && key == "metadata") continue;
         if (!property.is_object() || !property.contains("default")) continue;
-        const json& fallback = property["default"];
         auto it = value.find(key);
-        if (it == value.end()) {
-          value[key] = fallback;
-        } else if (it->is_null() && !flag(property, "nullable")) {
-          *it = fallback;
-        }
+        if (it == value.end() || defaultable_null(*it, property)) value[key] = property["default"];
       }
     }
     for (auto& [key, child] : value.items()) {
       if (resource_root && key == "metadata") continue;
       const json& property = property_schema(schema, key);
-      if (property.is_object())
+      if (property.is_object()) {
         apply_defaults(property, child, false);
-      else if (extra_fields(schema) == Extra::Schema)
-        apply_defaults(member(schema, "additionalProperties"), child, false);
+      } else if (extra_fields(schema) == Extra::Schema) {
+        const json& values = member(schema, "additionalProperties");
+        if (defaultable_null(child, values)) child = values["default"];
+        apply_defaults(values, child, false);
+      }
     }
   } else if (value.is_array()) {
-    for (auto& entry : value) apply_defaults(member(schema, "items"), entry, false);
+    const json& items = member(schema, "items");
+    for (auto& entry : value) {
+      if (defaultable_null(entry, items)) entry = items["default"];
+      apply_defaults(items, entry, false);
+    }
   }
 }
 
@@ -111,7 +146,10 @@ class Pruner {
 
 }  // namespace
 
-void apply_schema_defaults(const json& schema, json& object) { apply_defaults(schema, object, true); }
+void apply_schema_defaults(const json& schema, json& object) {
+  prune_nulls(schema, object);
+  apply_defaults(schema, object, true);
+}
 
 std::vector<std::string> prune_unknown_fields(const json& schema, json& object) {
   Pruner pruner;

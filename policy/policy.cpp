@@ -285,6 +285,14 @@ Policy parse_policy(const json& document, const std::string& source) {
       policy.label_policy.workload = read_rules(labels.get("workload"), "labelPolicy.workload");
       policy.label_policy.pod_templates = read_rules(labels.get("podTemplates"), "labelPolicy.podTemplates");
     }
+    {
+      Section definitions(top.get("definitionPolicy"), "definitionPolicy");
+      std::string mode = definitions.string("mode", "enforce");
+      if (mode != "enforce" && mode != "warn") {
+        throw InputError("definitionPolicy.mode: must be enforce or warn, not \"" + mode + "\"");
+      }
+      policy.definition_policy.mode = mode == "warn" ? DefinitionPolicyMode::Warn : DefinitionPolicyMode::Enforce;
+    }
   } catch (const InputError& e) {
     throw InputError(source + ": " + e.what());
   }

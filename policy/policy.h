@@ -65,6 +65,15 @@ struct LabelPolicy {
   LabelRules pod_templates;
 };
 
+// What /validate does with a Karta (or ResourceInterface) that has faults: deny it (enforce), or admit it
+// with each fault as a warning (warn), for clusters where Workload Map or KAI already apply their own
+// definitions. Either way karta-webhook never loads a definition with an unsafe expression.
+enum class DefinitionPolicyMode { Enforce, Warn };
+
+struct DefinitionPolicy {
+  DefinitionPolicyMode mode = DefinitionPolicyMode::Enforce;
+};
+
 struct Policy {
   std::string source = "(none)";
   PodTemplatePolicy pod_templates;
@@ -72,6 +81,7 @@ struct Policy {
   GpuPolicy gpu;
   GangPolicy gang;
   LabelPolicy label_policy;
+  DefinitionPolicy definition_policy;
 };
 
 // Reads a policy document strictly: an unknown field, a bad label key or value, an unknown placeholder

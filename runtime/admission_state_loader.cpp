@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 
 #include "json/documents.h"
+#include "json/json_document.h"
 #include "validate/definition_validation.h"
 
 namespace karta {
@@ -17,7 +18,46 @@ bool is_definition_file(const std::filesystem::path& path) {
   return !name.starts_with(".") && (extension == ".yaml" || extension == ".yml" || extension == ".json");
 }
 
+// Under definitionPolicy.mode warn, a definition whose only faults are paths the schema does not have is
+// loaded, with a log line: those paths yield nothing. Any other fault (jq that is unsafe or does not
+// compile, the published schema, the structure) keeps it out in either mode: karta-webhook never runs an
+// expression with a safety fault.
+bool loadable(const DefinitionReport& report, const Policy& policy, const std::string& what) {
+  if (report.ok()) return true;
+  if (policy.definition_policy.mode != DefinitionPolicyMode::Warn || !report.only_path_faults()) return false;
+  std::string faults;
+  for (const auto& fault : report.faults) faults += (faults.empty() ? "" : "; ") + fault;
+  spdlog::warn("{} loaded with {} path {} (definitionPolicy.mode: warn), which yield nothing: {}", what,
+               report.faults.size(), report.faults.size() == 1 ? "fault" : "faults", faults);
+  return true;
+}
+
 }  // namespace
+
+std::vector<ClusterKartaCheck> add_cluster_kartas(AdmissionState& state, const std::map<std::string, json>& kartas,
+                                                  DefinitionCache& cache) {
+  std::vector<ClusterKartaCheck> checks;
+  CrdLookup lookup = [&](const GroupVersionKind& kind) { return state.crds ? state.crds->find(kind) : nullptr; };
+  for (const auto& [name, object] : kartas) {
+    DefinitionReport report = validate_definition(object, lookup);
+    ClusterKartaCheck& check = checks.emplace_back(ClusterKartaCheck{name, report.faults, false});
+    if (!loadable(report, state.policy, "Karta " + name)) {
+      spdlog::error("{}", check.not_loaded());
+      continue;
+    }
+    DefinitionParse parsed = parse_karta_definition(object, "cluster:" + name);
+    const GroupVersionKind kind = parsed.definition->root_kind();
+    state.catalog.add(cache.compile(std::move(*parsed.definition)));
+    state.cluster_kartas[kind.group + "/" + kind.version + "/" + kind.kind] = name;
+    check.loaded = true;
+  }
+  return checks;
+}
+
+std::string ClusterKartaCheck::not_loaded() const {
+  return "Karta " + name + " not loaded: " + faults.front() +
+         (faults.size() > 1 ? " (and " + std::to_string(faults.size() - 1) + " more)" : "");
+}
 
 AdmissionStateLoader::AdmissionStateLoader(std::vector<std::filesystem::path> directories,
                                            std::filesystem::path policy_file, std::size_t concurrency,
@@ -41,34 +81,25 @@ std::shared_ptr<AdmissionState> AdmissionStateLoader::load(const ClusterSources&
   for (const auto& directory : crd_directories_) crds->add_directory(directory);
   state->crds = std::move(crds);
 
+  if (!policy_file_.empty()) state->policy = load_policy(policy_file_);
   // Definitions from directories are checked as the cluster's are (jq safety, paths against the CRDs
   // known); compiling them is loading's own work.
   CatalogSources sources;
   sources.directories = directories_;
   const CrdSchemaSet* known = state->crds.get();
-  sources.check = [known](const json& document) {
-    return validate_definition(document, [known](const GroupVersionKind& kind) { return known->find(kind); },
-                               /*compile=*/false).faults;
+  const Policy& policy = state->policy;
+  sources.check = [known, &policy](const json& document) {
+    DefinitionReport report = validate_definition(
+        document, [known](const GroupVersionKind& kind) { return known->find(kind); }, /*compile=*/false);
+    const json* name_value = find_json_at(document, json::json_pointer("/metadata/name"));
+    std::string name = name_value != nullptr && name_value->is_string() ? name_value->get<std::string>() : "";
+    return loadable(report, policy, "definition " + name) ? std::vector<std::string>{} : report.faults;
   };
   state->catalog = load_catalog(sources, &cache_);
-  if (!policy_file_.empty()) state->policy = load_policy(policy_file_);
 
-  // The cluster's Karta objects override the built-in catalog and the directories, kind by kind. Each
-  // is validated as /validate would (it may predate the webhook, or have been applied while it was down).
-  CrdLookup lookup = [&](const GroupVersionKind& kind) { return state->crds->find(kind); };
-  for (const auto& [name, object] : cluster.kartas) {
-    DefinitionReport report = validate_definition(object, lookup);
-    if (!report.ok()) {
-      std::string why = "Karta " + name + " not loaded: " + report.faults.front() +
-                        (report.faults.size() > 1 ? " (and " + std::to_string(report.faults.size() - 1) + " more)" : "");
-      spdlog::error("{}", why);
-      if (rejected != nullptr) rejected->push_back(why);
-      continue;
-    }
-    DefinitionParse parsed = parse_karta_definition(object, "cluster:" + name);
-    const GroupVersionKind kind = parsed.definition->root_kind();
-    state->catalog.add(cache_.compile(std::move(*parsed.definition)));
-    state->cluster_kartas[kind.group + "/" + kind.version + "/" + kind.kind] = name;
+  // The cluster's Karta objects override the built-in catalog and the directories, kind by kind.
+  for (const auto& check : add_cluster_kartas(*state, cluster.kartas, cache_)) {
+    if (!check.loaded && rejected != nullptr) rejected->push_back(check.not_loaded());
   }
   cache_.sweep();
   return state;

@@ -26,6 +26,23 @@ struct ClusterSources {
   std::map<std::string, json> crds;    // by name
 };
 
+// One Karta of the cluster as loading found it: its faults (validate_definition's) and whether it is
+// in the catalog. A Karta with faults is loaded only under definitionPolicy.mode warn, and only when
+// every fault is a path that yields nothing.
+struct ClusterKartaCheck {
+  std::string name;
+  std::vector<std::string> faults;
+  bool loaded = false;
+  std::string not_loaded() const;  // "Karta NAME not loaded: FIRST FAULT (and N more)"
+};
+
+// Validates the cluster's Karta objects (by name) as /validate would, against state.crds and with
+// state.policy's definitionPolicy (each may predate the webhook, or have been applied while it was
+// down), and adds those that may be loaded over state.catalog, kind by kind, and to state.cluster_kartas.
+// Logs each one left out. `serve` and `audit` merge the cluster's definitions this way.
+std::vector<ClusterKartaCheck> add_cluster_kartas(AdmissionState& state, const std::map<std::string, json>& kartas,
+                                                  DefinitionCache& cache);
+
 // Builds admission states: the built-in catalog, definition directories and the policy, reusing
 // compiled definitions that did not change.
 class AdmissionStateLoader {

@@ -228,6 +228,7 @@ bool before(const json& a, const json& b) {
 }
 
 const std::set<std::string> kUnserved = {
+    "apiextensions.k8s.io/v1 CustomResourceDefinition",
     "apps.nvidia.com/v1alpha1 NIMService",       "grove.io/v1alpha1 PodCliqueSet",
     "kubeflow.org/v1 MPIJob",                    "milvus.io/v1beta1 Milvus",
     "nvidia.com/v1alpha1 DynamoGraphDeployment", "ray.io/v1 RayJob",
@@ -312,7 +313,8 @@ TEST_CASE("audit of a cluster reports every seeded violation and missing hint an
                                                       {"jobset.x-k8s.io/v1alpha2 JobSet", "60 in 9"},
                                                       {"kubeflow.org/v1 PyTorchJob", "60 in 9"},
                                                       {"leaderworkerset.x-k8s.io/v1 LeaderWorkerSet", "60 in 9"},
-                                                      {"ray.io/v1 RayCluster", "60 in 9"}});
+                                                      {"ray.io/v1 RayCluster", "60 in 9"},
+                                                      {"run.ai/v1alpha1 Karta", "0 in 1"}});
   // Two versions of MPIJob and of Dynamo are defined; the note names both.
   for (const json& kind : document["kinds"]) {
     if (kind["kind"] == "MPIJob") CHECK(kind["note"] == "not served by the cluster (kubeflow.org/v1, kubeflow.org/v2beta1): skipped");
@@ -497,4 +499,147 @@ TEST_CASE("karta-webhook audit --kubeconfig exits 1 on an enforce-mode violation
   std::string bad = test::run_command(test::binary_path().string() + " audit -f " + (dir.path / "bad.yaml").string() + " 2>&1", &code);
   CHECK(code == 2);
   CHECK(bad.find("bad.yaml") != std::string::npos);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The cluster's Kartas, read as `serve` reads them
+
+namespace {
+
+json trainer_crd() { return test::document(test::source_dir() / "tests/data/trainer-crd.yaml"); }
+
+const test::FakeResource kCrds{.group = "apiextensions.k8s.io", .version = "v1", .kind = "CustomResourceDefinition",
+                               .plural = "customresourcedefinitions", .singular = "customresourcedefinition",
+                               .namespaced = false};
+const test::FakeResource kTrainers{.group = "acme.example.com", .version = "v1", .kind = "Trainer",
+                                   .plural = "trainers", .singular = "trainer"};
+
+json trainer_karta() { return test::document(test::source_dir() / "tests/data/trainer-karta.yaml"); }
+
+// The Trainer Karta with its template path misspelt: a fault of its path against the CRD.
+json misspelt_trainer_karta() {
+  json karta_object = trainer_karta();
+  karta_object["metadata"]["name"] = "trainer-misspelt";
+  karta_object["spec"]["structureDefinition"]["childComponents"][0]["specDefinition"]["podTemplateSpecPath"] =
+      ".spec.wroker.template";
+  return karta_object;
+}
+
+json trainer(const std::string& name) {
+  return test::yaml("{apiVersion: acme.example.com/v1, kind: Trainer, metadata: {name: " + name +
+                    ", namespace: ml, labels: {team: vision}}, spec: {worker: {template: {spec: {containers: "
+                    "[{name: w, image: i}]}}}}}");
+}
+
+}  // namespace
+
+TEST_CASE("audit reads the cluster's Kartas as serve does: a kind only a cluster Karta defines is audited with it") {
+  auto state = state_with("enforce");
+  test::TempDir dir;
+  test::FakeApiServer server(dir.path, {trainer_karta()});
+  server.serve(kCrds, {trainer_crd()});
+  server.serve(kTrainers, {trainer("t1")});
+  kube::ApiClient client(server.connection());
+  karta::AuditReport report = karta::audit_cluster(client, *state, {.namespace_name = "", .page_size = 50, .progress = {}});
+  json document = report.to_json();
+
+  // What the webhook does to the Trainer with the cluster's definition in its catalog.
+  karta::AdmissionState with_trainer = *state;
+  with_trainer.catalog.add(test::compile_definition(test::read_text(test::source_dir() / "tests/data/trainer-karta.yaml")));
+  json expected = karta::AdmissionService::mutate(karta::request_for_object(trainer("t1")), with_trainer).decision.patch.value();
+  REQUIRE(expected.size() == 3);
+  CHECK(document["workloads"] == json::array({{{"apiVersion", "acme.example.com/v1"}, {"kind", "Trainer"},
+                                               {"namespace", "ml"}, {"name", "t1"}, {"violations", json::array()},
+                                               {"patch", {{"operations", 3}, {"set", expected}}}}}));
+  std::map<std::string, json> kinds;
+  for (const json& kind : document["kinds"]) kinds[kind["kind"].get<std::string>()] = kind;
+  CHECK(kinds["Karta"] == json{{"apiVersion", "run.ai/v1alpha1"}, {"kind", "Karta"}, {"resource", "kartas"},
+                               {"listed", 1}, {"pages", 1}});
+  CHECK(kinds["CustomResourceDefinition"] == json{{"apiVersion", "apiextensions.k8s.io/v1"},
+                                                  {"kind", "CustomResourceDefinition"},
+                                                  {"resource", "customresourcedefinitions"}, {"listed", 1}, {"pages", 1}});
+  CHECK(kinds["Trainer"] == json{{"apiVersion", "acme.example.com/v1"}, {"kind", "Trainer"}, {"resource", "trainers"},
+                                 {"listed", 1}, {"pages", 1}});
+  CHECK(document["definitions"] == json::array());
+  CHECK(document["complete"] == true);
+  CHECK(report.exit_code() == 0);
+}
+
+TEST_CASE("audit reports each cluster Karta's faults, checked against the cluster's CRDs, and exits 1 under definitionPolicy enforce") {
+  auto state = state_with("audit");
+  json unsafe = trainer_karta();
+  unsafe["metadata"]["name"] = "gizmo-unsafe";
+  unsafe["spec"]["structureDefinition"]["rootComponent"]["kind"]["kind"] = "Gizmo";
+  unsafe["spec"]["structureDefinition"]["childComponents"][0]["instanceIdPath"] = "env.HOME";
+  unsafe["spec"]["structureDefinition"]["childComponents"][0]["podSelector"] = {
+      {"componentInstanceSelector", {{"idPath", ".metadata.name"}}}};
+  test::TempDir dir;
+  test::FakeApiServer server(dir.path, {misspelt_trainer_karta(), unsafe});
+  server.serve(kCrds, {trainer_crd()});
+  server.serve(kTrainers, {trainer("t1")});
+  kube::ApiClient client(server.connection());
+  karta::AuditReport report = karta::audit_cluster(client, *state, {.namespace_name = "", .page_size = 50, .progress = {}});
+  json document = report.to_json();
+  const std::string misspelt_fault =
+      "spec.structureDefinition.childComponents[0].specDefinition.podTemplateSpecPath: `.spec.wroker` is not in "
+      "Trainer's schema at `.spec`; did you mean `worker`?";
+  CHECK(document["definitions"] ==
+        json::array({{{"name", "gizmo-unsafe"},
+                      {"faults", {"spec.structureDefinition.childComponents[0].instanceIdPath: env.HOME: `env` is not "
+                                  "allowed: it would expose the webhook's environment"}},
+                      {"loaded", false}},
+                     {{"name", "trainer-misspelt"}, {"faults", {misspelt_fault}}, {"loaded", false}}}));
+  // Neither is loaded under enforce: the Trainer is not audited (no definition), and the webhook would deny
+  // both Kartas on their next change.
+  CHECK(document["workloads"] == json::array());
+  CHECK(report.exit_code() == 1);
+  std::string text = karta::render_audit(document);
+  CHECK(text.find("\nKarta trainer-misspelt (not loaded)\n  fault: " + misspelt_fault + "\n") != std::string::npos);
+
+  // Under definitionPolicy warn, the Karta whose only fault is its path is loaded, as serve loads it: the
+  // Trainer is audited (its misspelt template path yields nothing, so only the workload is patched).
+  state->policy.definition_policy.mode = karta::DefinitionPolicyMode::Warn;
+  karta::AuditReport warned = karta::audit_cluster(client, *state, {.namespace_name = "", .page_size = 50, .progress = {}});
+  json again = warned.to_json();
+  CHECK(again["definitions"][1] == json{{"name", "trainer-misspelt"}, {"faults", {misspelt_fault}}, {"loaded", true}});
+  CHECK(again["definitions"][0]["loaded"] == false);
+  REQUIRE(again["workloads"].size() == 1);
+  CHECK(again["workloads"][0]["patch"] ==
+        json{{"operations", 1},
+             {"set", {{{"op", "add"}, {"path", "/metadata/labels/kai.scheduler~1queue"}, {"value", "default-queue"}}}}});
+  CHECK(warned.exit_code() == 0);
+  CHECK(karta::render_audit(again).find("\nKarta trainer-misspelt (loaded: the paths at fault yield nothing)\n") !=
+        std::string::npos);
+}
+
+TEST_CASE("an audit that may not read the cluster's Kartas says so, uses the other definitions, and is incomplete") {
+  auto state = state_with("audit");
+  test::TempDir dir;
+  test::FakeApiServer server(dir.path, {trainer_karta()});
+  server.serve(kTrainers, {trainer("t1")});
+  WorkloadKind jobsets = workload_kinds()[0];
+  server.serve(jobsets.resource, {seeded(jobsets, *state, 9)});  // its scheduler name missing
+  server.forbid("run.ai", "kartas");
+  kube::ApiClient client(server.connection());
+  karta::AuditReport report = karta::audit_cluster(client, *state, {.namespace_name = "", .page_size = 50, .progress = {}});
+  json document = report.to_json();
+  json kartas;
+  for (const json& kind : document["kinds"]) {
+    if (kind["kind"] == "Karta") kartas = kind;
+    CHECK(kind["kind"] != "Trainer");  // only the Karta in the cluster defines it
+  }
+  REQUIRE(kartas.contains("error"));
+  const std::string error = kartas["error"];
+  CHECK(error.starts_with("the cluster's Kartas were not read, so only the built-in catalog and --definitions were "
+                          "used: GET "));
+  CHECK(error.ends_with("answered 403: kartas.run.ai is forbidden: User \"system:serviceaccount:karta-system:karta-webhook\" "
+                        "cannot list resource \"kartas\" in API group \"run.ai\" at the cluster scope"));
+  CHECK(document["complete"] == false);
+  CHECK(report.exit_code() == 2);
+  // The built-in catalog's kinds are audited all the same.
+  REQUIRE(document["workloads"].size() == 1);
+  CHECK(document["workloads"][0]["name"] == "jobset-09");
+  std::string text = karta::render_audit(document);
+  CHECK(text.find("\n  Karta (run.ai/v1alpha1): NOT LISTED: " + error + "\n") != std::string::npos);
+  CHECK(text.ends_with("the audit is incomplete: a kind could not be listed\n"));
 }

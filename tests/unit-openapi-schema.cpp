@@ -287,6 +287,26 @@ TEST_CASE("openapi schema: defaults are filled in where the parent exists") {
   CHECK(bare == before);
 }
 
+TEST_CASE("openapi schema: a null that is not nullable is removed, or replaced by the place's default, as the API server does") {
+  // Fields, map values and list entries alike (apiextensions-apiserver: PruneNonNullableNullsWithoutDefaults,
+  // then Default); a nullable null stays, and so does a null the schema does not describe.
+  const json schema = json::parse(R"({"type":"object","properties":{
+      "plain":{"type":"string"},
+      "named":{"type":"string","default":"reason"},
+      "optional":{"type":"string","nullable":true},
+      "open":{"type":"object","x-kubernetes-preserve-unknown-fields":true},
+      "map":{"type":"object","additionalProperties":{"type":"string","default":"x"}},
+      "bare":{"type":"object","additionalProperties":{"type":"string"}},
+      "list":{"type":"array","items":{"type":"integer","default":1}},
+      "nested":{"type":"object","properties":{"inner":{"type":"string"},"kept":{"type":"string","default":"k"}}}}})");
+  json object = json::parse(R"({"plain":null,"named":null,"optional":null,"open":{"anything":null},
+      "map":{"a":null,"b":"set"},"bare":{"a":null},"list":[null,2],"nested":{"inner":null,"kept":null}})");
+  apply_schema_defaults(schema, object);
+  CHECK(object == json::parse(R"({"named":"reason","optional":null,"open":{"anything":null},
+      "map":{"a":"x","b":"set"},"bare":{},"list":[1,2],"nested":{"kept":"k"}})"));
+  CHECK(validate_against_schema(schema, object) == std::vector<karta::SchemaViolation>{});
+}
+
 TEST_CASE("openapi schema: pruning removes a field of an old dialect and says so") {
   json karta = full_karta();
   auto& fragmented =

@@ -35,6 +35,7 @@ TEST_CASE("the issue's whole policy reads into every field") {
   CHECK(policy.label_policy.mode == karta::LabelPolicyMode::Enforce);
   CHECK(policy.label_policy.exempt_namespaces == std::vector<std::string>{"kube-system"});
   CHECK(policy.label_policy.workload.required == std::vector<std::string>{"team"});
+  CHECK(policy.definition_policy.mode == karta::DefinitionPolicyMode::Enforce);
 }
 
 TEST_CASE("a bad policy is refused with the field and the fault") {
@@ -101,4 +102,16 @@ TEST_CASE("the annotation keys the policy has the webhook set are checked as ann
         "policy.yaml: gang.minMemberAnnotation: \"kai scheduler/min\" prefix must be a lowercase DNS subdomain");
   CHECK(error_of("gpu: {workloadTotalAnnotation: \"/gpus\"}").rfind("policy.yaml: gpu.workloadTotalAnnotation: \"/gpus\" ", 0) == 0);
   CHECK(error_of("gpu: {workloadTotalAnnotation: platform.example.com/gpu-total}") == "(no error)");
+}
+
+TEST_CASE("definitionPolicy.mode is enforce by default, warn when set, and anything else is refused naming the field") {
+  CHECK(test::policy_from_yaml("podTemplates: {}").definition_policy.mode == karta::DefinitionPolicyMode::Enforce);
+  CHECK(test::policy_from_yaml("definitionPolicy: {}").definition_policy.mode == karta::DefinitionPolicyMode::Enforce);
+  CHECK(test::policy_from_yaml("definitionPolicy: {mode: enforce}").definition_policy.mode ==
+        karta::DefinitionPolicyMode::Enforce);
+  CHECK(test::policy_from_yaml("definitionPolicy: {mode: warn}").definition_policy.mode == karta::DefinitionPolicyMode::Warn);
+  CHECK(error_of("definitionPolicy: {mode: audit}") == "policy.yaml: definitionPolicy.mode: must be enforce or warn, not \"audit\"");
+  CHECK(error_of("definitionPolicy: {mode: 1}") == "policy.yaml: definitionPolicy.mode: must be a string, not number");
+  CHECK(error_of("definitionPolicy: {modes: warn}") == "policy.yaml: definitionPolicy.modes: unknown field");
+  CHECK(error_of("definitionPolicy: warn") == "policy.yaml: definitionPolicy: must be a map, not string");
 }

@@ -86,8 +86,9 @@ DefinitionReport validate_definition(const json& document, const CrdLookup& crds
   DefinitionReport report;
   DefinitionParse parsed = parse_karta_definition(document, "definition");
   for (const auto& fault : parsed.faults) report.faults.push_back(fault.to_string());
-  if (!parsed.definition) return report;
-  const KartaDefinition& d = *parsed.definition;
+  const std::optional<KartaDefinition>& read = parsed.definition ? parsed.definition : parsed.partial;
+  if (!read) return report;
+  const KartaDefinition& d = *read;
 
   // jq: length, the allow-list, then compilation (only of what the allow-list admits).
   const std::vector<DefinitionJqField> fields = all_jq_fields(d);
@@ -135,6 +136,7 @@ DefinitionReport validate_definition(const json& document, const CrdLookup& crds
     for (const auto& finding :
          check_path_against_schema(pod_schema(), entry.field->expression, ExpectedShape::Any, field_name(entry.field->field))) {
       (finding.fault ? report.faults : report.warnings).push_back(entry.field->field + ": " + finding.message);
+      if (finding.fault) ++report.path_faults;
     }
   }
 
@@ -148,6 +150,7 @@ DefinitionReport validate_definition(const json& document, const CrdLookup& crds
   for (const auto& [field, shape] : object_paths(d)) {
     for (const auto& finding : check_path_against_schema(*crd, field->expression, shape, field_name(field->field))) {
       (finding.fault ? report.faults : report.warnings).push_back(field->field + ": " + finding.message);
+      if (finding.fault) ++report.path_faults;
     }
   }
   return report;

@@ -25,10 +25,17 @@ constexpr std::size_t kMaxExpressionLength = 4096;
 struct DefinitionReport {
   std::vector<std::string> faults;    // each "field: what is wrong"; any fault refuses the definition
   std::vector<std::string> warnings;  // do not block
+  // How many of `faults` are paths that are not in the schema of what they read (the target CRD, the
+  // core Pod) or reach a place of the wrong shape. Such a path yields nothing, so a definition whose only
+  // faults are these can still be loaded (definitionPolicy warn); any other fault (the published schema,
+  // the structure, jq that is unsafe or does not compile) means it is never loaded.
+  std::size_t path_faults = 0;
   bool ok() const { return faults.empty(); }
+  bool only_path_faults() const { return !faults.empty() && faults.size() == path_faults; }
 };
 
-// Every fault, not only the first. `crds` may return nullptr: the definition is then admitted with a
+// Every fault, not only the first: the jq and the paths of a definition that the published schema refuses
+// are checked all the same, as far as it could be read. `crds` may return nullptr: the definition is then admitted with a
 // warning that its paths were not verified.
 // Without `compile`, the expressions are not compiled here (the caller compiles them next, as loading does).
 DefinitionReport validate_definition(const json& document, const CrdLookup& crds, bool compile = true);
