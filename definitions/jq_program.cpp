@@ -4,6 +4,7 @@
 #include <cmath>
 #include <condition_variable>
 #include <mutex>
+#include <string_view>
 
 #include <spdlog/spdlog.h>
 
@@ -149,16 +150,44 @@ void collect_message(void* data, jv message) {
   jv_free(message);
 }
 
+// Put before every program. jq 1.6 searches a string for "" forever (jv_string_indexes never advances on
+// an empty needle), so `"abc" | index("")` would hold a webhook thread for good. These definitions answer
+// that one case as jq 1.7 does (`indices("")` is [], `index("")` and `rindex("")` are null) and hand
+// every other input and argument to jq 1.6's own builtin, bound first under another name (a jq `def` is
+// recursive, so `def index($i): ... index($i)` would call itself). One line, ended by a newline, so the
+// program starts on line 2: compile errors are renumbered by without_prelude_line().
+constexpr std::string_view kPrelude =
+    "def _karta_indices($i): indices($i); def _karta_index($i): index($i); def _karta_rindex($i): rindex($i); "
+    "def indices($i): if $i == \"\" and type == \"string\" then [] else _karta_indices($i) end; "
+    "def index($i): if $i == \"\" and type == \"string\" then null else _karta_index($i) end; "
+    "def rindex($i): if $i == \"\" and type == \"string\" then null else _karta_rindex($i) end;\n";
+
+// jq 1.6 locates a compile error as "... at <top-level>, line N:" followed by the line; with the prelude
+// on line 1, the program's line N is jq's N + 1.
+std::string without_prelude_line(std::string message) {
+  static constexpr std::string_view kWhere = " at <top-level>, line ";
+  for (std::size_t at = message.find(kWhere); at != std::string::npos; at = message.find(kWhere, at + 1)) {
+    const std::size_t digits = at + kWhere.size();
+    std::size_t end = digits;
+    while (end < message.size() && message[end] >= '0' && message[end] <= '9') ++end;
+    if (end == digits || end >= message.size() || message[end] != ':') continue;
+    const int line = std::stoi(message.substr(digits, end - digits));
+    if (line > 1) message.replace(digits, end - digits, std::to_string(line - 1));
+  }
+  return message;
+}
+
 jq_state* compile_state(const std::string& text) {
   jq_state* state = jq_init();
   if (state == nullptr) throw JqCompileError("jq_init failed");
   std::string messages;
   jq_set_error_cb(state, collect_message, &messages);
-  int ok = jq_compile(state, text.c_str());
+  const std::string program = std::string(kPrelude) + text;
+  int ok = jq_compile(state, program.c_str());
   jq_set_error_cb(state, nullptr, nullptr);
   if (!ok) {
     jq_teardown(&state);
-    throw JqCompileError(messages.empty() ? "does not compile" : messages);
+    throw JqCompileError(messages.empty() ? "does not compile" : without_prelude_line(messages));
   }
   return state;
 }

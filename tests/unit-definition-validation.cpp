@@ -91,7 +91,7 @@ TEST_CASE("each forbidden jq construct refuses the definition, naming the field"
       {"$__loc__", "`$__loc__`"}, {"halt", "`halt`"}, {"\"x\" | halt_error", "`halt_error`"}, {"..", "`..`"},
       {"recurse", "`recurse`"}, {"walk(.)", "`walk`"}, {"[paths]", "`paths`"}, {"range(10)", "`range`"},
       {"repeat(.)", "`repeat`"}, {"while(true; .)", "`while`"}, {"until(false; .)", "`until`"},
-      {"limit(1; .[])", "`limit`"}, {"def f: f; f", "`def`"}, {".a = 1", "`=`"}, {".a |= 1", "`|=`"},
+      {"def f: f; f", "`def`"}, {".a = 1", "`=`"}, {".a |= 1", "`|=`"},
       {".a += 1", "`+=`"}, {".a -= 1", "`-=`"}, {".a *= 1", "`*=`"}, {".a /= 1", "`/=`"}, {".a %= 1", "`%=`"},
       {".a //= 1", "`//=`"}, {"del(.a)", "`del`"}, {"setpath([\"a\"]; 1)", "`setpath`"},
       {"delpaths([[\"a\"]])", "`delpaths`"}, {".a | test(\"x\")", "`test`"}, {".a | match(\"x\")", "`match`"},

@@ -2,8 +2,9 @@
 
 // Reading a node of a CRD's OpenAPI v3 schema with its allOf / anyOf / oneOf branches merged: what
 // check_path_against_schema (validate/crd_schema.cpp) asks of the schema at each place a path reaches.
-// Apart from it because these know nothing of jq. Internal to crd_schema.cpp: k8s/openapi_schema.cpp
-// has helpers of its own for structural schemas, which declare every field outside the branches.
+// Apart from it because these know nothing of jq. Internal to that check (validate/crd_schema*.cpp):
+// k8s/openapi_schema.cpp has helpers of its own for structural schemas, which declare every field outside
+// the branches.
 
 #include <string>
 #include <vector>

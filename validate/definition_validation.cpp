@@ -2,6 +2,7 @@
 
 #include "definitions/api/published_api.h"
 #include "definitions/jq_program.h"
+#include "k8s/name_syntax.h"
 #include "validate/jq_lexer.h"
 #include "validate/jq_safety.h"
 
@@ -89,6 +90,21 @@ DefinitionReport validate_definition(const json& document, const CrdLookup& crds
   const std::optional<KartaDefinition>& read = parsed.definition ? parsed.definition : parsed.partial;
   if (!read) return report;
   const KartaDefinition& d = *read;
+
+  // A pod carries only labels of Kubernetes' syntax, so a matchLabels key or value outside it selects no
+  // pod (the published validator's rule; the CRD only says "string"). One fault for the key, one for the
+  // value.
+  for (const Component* c : d.components()) {
+    if (!c->pod_selector || !c->pod_selector->component_type) continue;
+    const std::string labels = d.component_field(*c) + ".podSelector.componentTypeSelector.matchLabels";
+    for (const auto& [key, value] : c->pod_selector->component_type->match_labels) {
+      const std::string field = labels + "[\"" + key + "\"]";
+      if (auto error = label_key_error(key); !error.empty())
+        report.faults.push_back(field + ": key is not a valid label key: " + error);
+      if (auto error = label_value_error(value); !error.empty())
+        report.faults.push_back(field + ": value \"" + value + "\" is not a valid label value: " + error);
+    }
+  }
 
   // jq: length, the allow-list, then compilation (only of what the allow-list admits).
   const std::vector<DefinitionJqField> fields = all_jq_fields(d);

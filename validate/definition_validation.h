@@ -1,7 +1,8 @@
 #pragma once
 
-// Validating a Karta definition before it is ever loaded: its structure, the safety of every jq
-// expression, and every path against the target CRD's schema. Nothing of the definition is evaluated.
+// Validating a Karta definition before it is ever loaded: its structure, the label syntax of its
+// componentTypeSelector.matchLabels, the safety of every jq expression, and every path against the target
+// CRD's schema. Nothing of the definition is evaluated.
 
 #include <functional>
 #include <string>

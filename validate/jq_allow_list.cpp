@@ -68,6 +68,7 @@ constexpr std::array kAllowedBuiltins = std::to_array<Builtin>({
     {"last", 0},
     {"last", 1},
     {"length", 0},
+    {"limit", 2},
     {"ltrimstr", 1},
     {"map", 1},
     {"map_values", 1},
@@ -112,6 +113,37 @@ static_assert(std::adjacent_find(kAllowedBuiltins.begin(), kAllowedBuiltins.end(
                                  [](const Builtin& a, const Builtin& b) { return !(a < b); }) ==
               kAllowedBuiltins.end());
 
+// Why each construct is refused: each can hang the webhook, crash it, leak what it holds or do I/O, or
+// answers from the webhook's host rather than from the object. tests/unit-jq-safety.cpp refuses each with
+// its exact message, and its "the danger of each refusal" cases show the danger with the jq 1.6 CLI (the
+// libjq we link) or our own JqProgram:
+// - env, $ENV: JqProgram answers `env.NAME` with the webhook's environment (service account paths,
+//   credentials handed in by variables).
+// - input, inputs: read the next input instead of the admitted object; in the CLI that is more of stdin.
+// - debug, stderr: write the value to standard error (stderr does so from libjq too): an object logged on
+//   every admission.
+// - the runtime: get_search_list, get_jq_origin and get_prog_origin name the host's directories;
+//   modulemeta reads module files; $__loc__ names the line of the text the webhook compiles (after its
+//   prelude and bundling), not the definition's; input_filename, input_line_number, builtins and
+//   $__prog_args describe the jq process, never the object, and a definition has no use for them.
+// - halt, halt_error: stop jq with no value; `"a fault" | halt_error` corrupts libjq 1.6's heap when the
+//   state runs again (malloc aborts the process).
+// - import, include, module: read jq files from the host's disk.
+// - `..`, recurse, recurse_down, walk, paths, leaf_paths: `recurse(f)` runs forever when f always has an
+//   output (`recurse([.])`); the others visit every value however deep, and paths/leaf_paths build a path
+//   as long as the depth for every leaf (depth x leaves for a crafted object). Definitions name fields.
+// - range, repeat, while, until, combinations: generators whose length the expression, not the object,
+//   chooses (`range(1e18)` does not end).
+// - tostream, fromstream, truncate_stream: one path per leaf, as paths does.
+// - def: a function can call itself (`def f: f; f` never ends).
+// - updates (=, |=, +=, ..., del, setpath, delpaths): a definition reads the object; an update can only
+//   build a new object, of a size the expression chooses.
+// - regular expressions: Oniguruma backtracks (`^(a+)+$`) up to its retry limit, a tenth of a second a
+//   string on this machine, for every string the object holds.
+// - time functions: `-1e20 | todate` and `1e300 | strftime("%Y")` abort jq 1.6 on an assertion; the rest
+//   answer from the clock, the time zone or the C library, not from the object.
+// `limit`, `label` and `break` are allowed: each only ends early a generator that, being allowed, ends
+// anyway.
 constexpr std::string_view kEnvironment = "it would expose the webhook's environment";
 constexpr std::string_view kInput = "it would read input other than the admitted object";
 constexpr std::string_view kLog = "it would write to the webhook's standard error";
@@ -120,10 +152,8 @@ constexpr std::string_view kHalt = "it would stop jq instead of producing a valu
 constexpr std::string_view kModule = "a definition cannot load jq modules";
 constexpr std::string_view kRecursion = "it recurses through the whole value, however deep; name the fields instead";
 constexpr std::string_view kGenerator = "it is a generator whose length the admitted object does not bound";
-constexpr std::string_view kLimit = "it exists to cut unbounded generators, which are not allowed";
 constexpr std::string_view kStream = "it streams every leaf of the value, however deep";
 constexpr std::string_view kDef = "a user-defined function can recurse forever";
-constexpr std::string_view kLabel = "labels exist to stop unbounded generators, which are not allowed";
 constexpr std::string_view kUpdate = "a definition reads the object and never updates it";
 constexpr std::string_view kRegex = "regular expressions can take exponential time on crafted input";
 constexpr std::string_view kTime = "time functions depend on the clock, the time zone or the C library";
@@ -162,13 +192,10 @@ constexpr std::array kRefusals = std::to_array<JqRefusal>({
     {"while", -1, kGenerator},
     {"until", -1, kGenerator},
     {"combinations", -1, kGenerator},
-    {"limit", -1, kLimit},
     {"tostream", -1, kStream},
     {"fromstream", -1, kStream},
     {"truncate_stream", -1, kStream},
     {"def", -1, kDef},
-    {"label", -1, kLabel},
-    {"break", -1, kLabel},
     {"=", -1, kUpdate},
     {"|=", -1, kUpdate},
     {"+=", -1, kUpdate},

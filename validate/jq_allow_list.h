@@ -20,8 +20,8 @@ bool is_allowed_builtin(std::string_view name, int arity);
 // The refusal for a construct with that name and arity, or nullptr.
 const JqRefusal* find_refusal(std::string_view name, int arity);
 
-// The allow-list: every jq 1.6 builtin a definition may call, as "name/arity", sorted (`index`,
-// `rindex`, `indices` and `getpath` with literal arguments only, as above).
+// The allow-list: every jq 1.6 builtin a definition may call, as "name/arity", sorted (`getpath` with a
+// literal path only, as jq_safety.h says).
 std::vector<std::string> jq_allowed_builtins();
 
 }  // namespace karta

@@ -13,7 +13,7 @@
 
 namespace karta {
 
-// The tokens of a jq 1.6 expression, for checks that need more than a yes or no (validate/crd_schema.cpp).
+// The tokens of a jq 1.6 expression, for checks that need more than a yes or no (validate/crd_schema_reading.cpp).
 struct JqToken {
   enum class Kind {
     Identifier,  // `map`, `tonumber`, `true`, `mod::fn`

@@ -107,8 +107,7 @@ class SafetyChecker {
         }
         case JqToken::Kind::Keyword:
           if (key_position) break;  // {if: 1}
-          if (token.text == "def" || token.text == "import" || token.text == "include" || token.text == "module" ||
-              token.text == "label" || token.text == "break") {
+          if (token.text == "def" || token.text == "import" || token.text == "include" || token.text == "module") {
             refuse(token.offset, token.text);
           } else if (token.text == "as") {
             pattern_depth = frames.size();
@@ -215,18 +214,6 @@ class SafetyChecker {
       add(token.offset, shown,
           "`getpath/1` is allowed only with a literal path, as in `getpath([\"spec\", 0])`: jq 1.6 aborts the "
           "process on a slice in a path whose bound is NaN");
-    // jq 1.6's string search (_strindices) never ends when the string searched for is empty, so these
-    // take a non-empty string literal only.
-    if (name == "index" || name == "rindex" || name == "indices") {
-      const auto [begin, end] = arguments.front();
-      const bool literal = end == begin + 1 && tokens[begin].kind == JqToken::Kind::String && tokens[begin].value &&
-                           !tokens[begin].value->empty();
-      if (!literal)
-        add(token.offset, shown,
-            "`" + shown +
-                "` is allowed only with a non-empty string literal: jq 1.6 loops forever searching for an "
-                "empty string");
-    }
   }
 
   // Whether a token ends a term, so that a `[` after it indexes or slices (rather than building a list).

@@ -6,17 +6,19 @@
 // - no access to the webhook's environment, inputs, logs, modules or the jq runtime (`env`, `$ENV`,
 //   `input`, `debug`, `$__loc__`, `import`, ...);
 // - no recursion and no generator whose output is not bounded by the admitted object (`..`, `recurse`,
-//   `walk`, `range`, `repeat`, `limit`, `def`, `label`, ...);
+//   `walk`, `range`, `repeat`, `def`, ...); `limit`, `label` and `break`, which only cut a generator
+//   short, are allowed;
 // - no assignment or update (`=`, `|=`, `+=`, ..., `del`, `setpath`, `delpaths`);
 // - no regular expressions (`test`, `match`, `split/2`, `sub`, ...) and no time functions (`now`,
 //   `strftime`, `todate`, ...);
 // - every function called must be in an explicit allow-list of jq 1.6 builtins, by name and arity;
 // - no construct on which jq 1.6 itself hangs or kills the process, whatever the admitted object holds:
-//   `index`/`rindex`/`indices` take a non-empty string literal (an empty one loops forever); slice bounds
-//   (`.[1:]`) are number literals and `getpath` takes a literal path (a NaN slice bound, which `tonumber`
+//   slice bounds (`.[1:]`) are number literals and `getpath` takes a literal path (a NaN slice bound, which `tonumber`
 //   makes of "nan", fails an assertion); an index (`.[X]`) is not built by `{...}`, `fromjson`,
 //   `from_entries`, `with_entries` or `map_values` (an object index is a slice); `%` has a number literal
-//   on its right (`x % -1` raises SIGFPE when x is beyond 64 bits).
+//   on its right (`x % -1` raises SIGFPE when x is beyond 64 bits). `index`, `rindex` and `indices` take
+//   any argument: jq 1.6 loops forever searching a string for "", and every program runs after a prelude
+//   that answers that case (definitions/jq_program.cpp).
 //
 // The check works on a real tokenization of jq 1.6 (strings with escapes and `\( )` interpolations,
 // scanned recursively; comments; numbers; `.field`, `."field"`; `$variables`; keywords; operators;
