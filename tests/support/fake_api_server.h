@@ -55,6 +55,9 @@ struct FakeApiServerOptions {
   // Answer a watch from a compacted resourceVersion with HTTP 410, as the API server does when it reads
   // from etcd, rather than with 200 and an ERROR event, as its watch cache does.
   bool gone_as_http_status = false;
+  // Answer every watch of the kartas with 410 Expired, however fresh its resourceVersion: an API server
+  // whose LISTs keep giving a resourceVersion its watch cannot serve (issue 26's LIST loop).
+  bool every_watch_expires = false;
   // Send LIST items without apiVersion and kind, as the API server does for built-in kinds (CRDs).
   bool list_items_without_type = false;
   // Close each connection right after its answer, as a server whose idle timeout has passed does, while

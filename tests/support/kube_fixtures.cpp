@@ -40,8 +40,8 @@ std::vector<std::string> names(const std::vector<json>& objects) {
 kube::WatcherOptions test_options() {
   kube::WatcherOptions options;
   options.page_size = 2;
-  options.initial_backoff = 20ms;
-  options.max_backoff = 200ms;
+  options.backoff.initial = 20ms;
+  options.backoff.cap = 200ms;
   return options;
 }
 
