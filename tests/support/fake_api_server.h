@@ -39,6 +39,9 @@ struct ClientCertificate {
 
 // A client certificate (clientAuth) for `common_name`, signed by the CA TestCertificates made in `dir`.
 ClientCertificate make_client_certificate(const std::filesystem::path& dir, const std::string& common_name);
+// A certificate for `common_name` with `extensions` (openssl -extfile lines), signed by that CA.
+ClientCertificate make_certificate(const std::filesystem::path& dir, const std::string& common_name,
+                                   const std::string& extensions);
 
 // One request as the test API server received it.
 struct Received {
@@ -63,6 +66,8 @@ struct FakeApiServerOptions {
   // Close each connection right after its answer, as a server whose idle timeout has passed does, while
   // the client believes it kept alive.
   bool close_after_answer = false;
+  // Serve a certificate that names localhost only in its Common Name, with no subjectAltName.
+  bool common_name_only = false;
   // Who the token belongs to, as RBAC denials name it.
   std::string user = "system:serviceaccount:karta-system:karta-webhook";
 };
