@@ -3,8 +3,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdlib>
-#include <filesystem>
 #include <iostream>
 #include <map>
 #include <sstream>
@@ -320,7 +318,7 @@ AuditCommand::AuditCommand(CLI::App& app) {
       "  karta-webhook audit -f tests/corpus/samples --policy examples/policy.yaml --output json\n"
       "Exits 1 when the label policy enforces and a workload violates it, 2 when the audit is incomplete (a kind\n"
       "could not be listed, the cluster could not be reached, a manifest does not parse).");
-  command_->add_option("--kubeconfig", kubeconfig_, "Audit the cluster of this kubeconfig's current context")
+  command_->add_option("--kubeconfig", kubeconfig_, "Audit the cluster of this kubeconfig's current context (default: $KUBECONFIG's files, else ~/.kube/config)")
       ->check(CLI::ExistingFile);
   command_->add_flag("--in-cluster", in_cluster_, "Audit the pod's own cluster, with its service account");
   command_->add_option("-n,--namespace", namespace_name_, "Only this namespace (default: all)");
@@ -337,13 +335,11 @@ AuditReport AuditCommand::audit_connected_cluster(const AdmissionState& state, s
   if (in_cluster_) {
     connection = kube::in_cluster_connection();
   } else {
-    std::string file = kubeconfig_;
-    if (file.empty() && std::getenv("KUBECONFIG") != nullptr) file = std::getenv("KUBECONFIG");
-    if (file.empty() && std::getenv("HOME") != nullptr) file = std::string(std::getenv("HOME")) + "/.kube/config";
-    if (file.empty() || !std::filesystem::exists(file)) {
-      throw InputError("audit: no cluster (give --kubeconfig, --in-cluster or -f FILES)");
+    try {
+      connection = kube::load_kubeconfig(kube::kubeconfig_files(kubeconfig_));
+    } catch (const kube::NoKubeconfigError& e) {
+      throw InputError("audit: no cluster (give --kubeconfig, --in-cluster or -f FILES): " + std::string(e.what()));
     }
-    connection = kube::load_kubeconfig(file);
   }
   kube::ApiClient client(std::move(connection));
   AuditOptions options;

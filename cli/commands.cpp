@@ -251,7 +251,7 @@ int run_command_line(int argc, char** argv, std::ostream& out, std::ostream& err
       server_options.drain_timeout = std::chrono::milliseconds(drain_timeout_ms);
       config.crd_directories.assign(serve_crds.begin(), serve_crds.end());
       if (!kubeconfig.empty()) {
-        config.cluster = kube::load_kubeconfig(kubeconfig);
+        config.cluster = kube::load_kubeconfig(kube::kubeconfig_files(kubeconfig));
       } else if (in_cluster) {
         config.cluster = kube::in_cluster_connection();
       }

@@ -1,7 +1,6 @@
 #include "cli/live_inspect.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <ostream>
 #include <set>
 #include <tuple>
@@ -35,17 +34,7 @@ std::string origin_of(const KartaDefinition& definition) {
 
 kube::KubeConnection connect(const LiveOptions& options) {
   if (options.in_cluster) return kube::in_cluster_connection();
-  std::string file = options.kubeconfig;
-  if (file.empty()) {
-    const char* env = std::getenv("KUBECONFIG");
-    const char* home = std::getenv("HOME");
-    if (env != nullptr && *env != '\0') {
-      file = std::string(env).substr(0, std::string(env).find(':'));
-    } else {
-      file = std::string(home != nullptr ? home : "") + "/.kube/config";
-    }
-  }
-  return kube::load_kubeconfig(file);
+  return kube::load_kubeconfig(kube::kubeconfig_files(options.kubeconfig));
 }
 
 std::string where(const kube::ApiResource& resource, const std::string& namespace_name) {
@@ -316,7 +305,7 @@ int list_live(const LiveOptions& options, std::ostream& out, std::ostream& err) 
 
 LiveCommands::LiveCommands(CLI::App& app, CLI::App& inspect) : inspect_(&inspect) {
   auto add_cluster_options = [](CLI::App& command, LiveOptions& options) {
-    command.add_option("--kubeconfig", options.kubeconfig, "Kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)")
+    command.add_option("--kubeconfig", options.kubeconfig, "Kubeconfig file (default: the files of $KUBECONFIG, merged as kubectl merges them, else ~/.kube/config)")
         ->check(CLI::ExistingFile);
     command.add_flag("--in-cluster", options.in_cluster, "Use the pod's own API server and service account");
     command.add_option("--chunk-size", options.page_size, "LIST in pages of this many objects (0: one answer)")

@@ -6,7 +6,6 @@
 
 #include <openssl/err.h>
 #include <openssl/ssl.h>
-#include <openssl/x509v3.h>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -18,6 +17,7 @@
 #include <boost/beast/ssl.hpp>
 
 #include "kube/api_path.h"
+#include "kube/server_name_check.h"
 
 namespace karta::kube {
 
@@ -41,12 +41,6 @@ std::string shortened(std::string text, std::size_t limit = 300) {
 }
 
 std::string bracketed(const std::string& host) { return host.find(':') != std::string::npos ? "[" + host + "]" : host; }
-
-bool is_ip_address(const std::string& name) {
-  beast::error_code ec;
-  net::ip::make_address(name, ec);
-  return !ec;
-}
 
 std::string milliseconds_text(std::chrono::milliseconds duration) { return std::to_string(duration.count()) + " ms"; }
 
@@ -232,20 +226,17 @@ struct ApiClient::Impl {
     // A watch can be quiet for minutes: keepalive notices a peer that vanished without closing.
     lowest.socket().set_option(net::socket_base::keep_alive(true), ignored);
 
-    // The name the certificate must carry: tls-server-name when given, else the host. IP addresses are
-    // checked against IP subjectAltNames and, as RFC 6066 says, are not sent as SNI.
+    // The name the certificate must carry: tls-server-name when given, else the host.
     const std::string& name = connection.tls_server_name.empty() ? connection.host : connection.tls_server_name;
     SSL* ssl = opened->stream.native_handle();
-    bool ip = is_ip_address(name);
-    if (!ip) SSL_set_tlsext_host_name(ssl, name.c_str());
+    require_server_name(ssl, name);
+    auto name_mismatch = std::make_shared<std::string>();  // what the certificate names instead, if that failed
     if (!connection.insecure_skip_tls_verify) {
-      X509_VERIFY_PARAM* param = SSL_get0_param(ssl);
-      if (ip) {
-        X509_VERIFY_PARAM_set1_ip_asc(param, name.c_str());
-      } else {
-        X509_VERIFY_PARAM_set_hostflags(param, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
-        X509_VERIFY_PARAM_set1_host(param, name.c_str(), name.size());
-      }
+      opened->stream.set_verify_callback([name_mismatch, name](bool preverified, net::ssl::verify_context& context) {
+        if (!preverified && name_mismatch->empty())
+          *name_mismatch = server_name_mismatch(context.native_handle(), name);
+        return preverified;
+      });
     }
     lowest.expires_after(options.handshake_timeout);
     ec = wait(request, [&](auto done) {
@@ -259,7 +250,9 @@ struct ApiClient::Impl {
     if (ec) {
       std::string fault = "TLS handshake with " + address() + " failed: " + ec.message();
       long verify = SSL_get_verify_result(ssl);
-      if (verify != X509_V_OK) {
+      if (!name_mismatch->empty()) {
+        fault += " (" + *name_mismatch + ")";
+      } else if (verify != X509_V_OK) {
         fault += " (" + std::string(X509_verify_cert_error_string(verify)) + ", checking \"" + name + "\")";
       }
       ERR_clear_error();

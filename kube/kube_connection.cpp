@@ -5,6 +5,7 @@
 #include <fstream>
 #include <memory>
 #include <sstream>
+#include <tuple>
 #include <vector>
 
 #include <openssl/bio.h>
@@ -26,6 +27,12 @@ std::optional<std::string> read_file(const fs::path& path) {
   buffer << in.rdbuf();
   if (in.bad()) return std::nullopt;
   return std::move(buffer).str();
+}
+
+std::string joined(const std::vector<std::string>& parts, const std::string& separator) {
+  std::string text;
+  for (const auto& part : parts) text += (text.empty() ? "" : separator) + part;
+  return text;
 }
 
 // Token files end with a newline when written by hand; the kubelet's have none. Neither is part of it.
@@ -149,6 +156,7 @@ class KubeconfigReader {
       throw KubeConfigError(file_.string() + ": not valid YAML at line " + std::to_string(e.mark.line + 1) + ": " +
                             e.msg);
     }
+    if (root_.IsNull()) root_ = YAML::Node(YAML::NodeType::Map);  // an empty file is an empty kubeconfig
     if (!root_.IsMap()) throw KubeConfigError(file_.string() + ": not a kubeconfig (the document is not a map)");
   }
 
@@ -170,28 +178,24 @@ class KubeconfigReader {
     fail(field, "must be true or false, not \"" + text + "\"");
   }
 
-  // The `inner` map of the entry named `name` in the list `list` (clusters, users, contexts).
-  YAML::Node entry(const std::string& list, const std::string& name, const std::string& inner,
-                   const std::string& referenced_by) const {
+  // The `inner` map of the entry named `name` in the list `list` (clusters, users, contexts), if this
+  // file has one. Every entry's name is appended to `names`, for the message when no file has it.
+  std::optional<YAML::Node> find_entry(const std::string& list, const std::string& name, const std::string& inner,
+                                       std::vector<std::string>& names) const {
     YAML::Node entries = root_[list];
-    std::vector<std::string> names;
-    if (entries && !entries.IsNull()) {
-      if (!entries.IsSequence()) fail(list, "must be a list");
-      for (const YAML::Node& candidate : entries) {
-        std::string candidate_name = candidate.IsMap() ? string_field(candidate, "name", list + "[].name") : "";
-        if (candidate_name == name) {
-          YAML::Node value = candidate[inner];
-          if (!value || value.IsNull()) return YAML::Node(YAML::NodeType::Map);
-          if (!value.IsMap()) fail(list + "[" + name + "]." + inner, "must be a map");
-          return value;
-        }
-        names.push_back(candidate_name);
+    if (!entries || entries.IsNull()) return std::nullopt;
+    if (!entries.IsSequence()) fail(list, "must be a list");
+    for (const YAML::Node& candidate : entries) {
+      std::string candidate_name = candidate.IsMap() ? string_field(candidate, "name", list + "[].name") : "";
+      if (candidate_name == name) {
+        YAML::Node value = candidate[inner];
+        if (!value || value.IsNull()) return YAML::Node(YAML::NodeType::Map);
+        if (!value.IsMap()) fail(list + "[" + name + "]." + inner, "must be a map");
+        return value;
       }
+      names.push_back(candidate_name);
     }
-    std::string known;
-    for (const auto& known_name : names) known += (known.empty() ? "" : ", ") + known_name;
-    fail(referenced_by, "no " + inner + " named \"" + name + "\" in " + list + " (" +
-                            (known.empty() ? std::string("it is empty") : "it has " + known) + ")");
+    return std::nullopt;
   }
 
   fs::path resolve(const std::string& path) const {
@@ -229,6 +233,76 @@ class KubeconfigReader {
   YAML::Node root_;
 };
 
+// The kubeconfig files that exist, merged as client-go's ClientConfigLoadingRules.Load merges them: for
+// each named cluster, user and context the first file that has one wins, whole (entries of the same
+// name in later files are ignored, even fields the first lacks); the first file that sets
+// current-context wins. Each entry's relative paths stay relative to its own file.
+class MergedKubeconfig {
+ public:
+  explicit MergedKubeconfig(const KubeconfigFiles& files) {
+    std::vector<std::string> missing;
+    for (const fs::path& file : files.files) {
+      if (file.empty()) continue;
+      std::error_code ec;
+      if (!files.explicit_file && !fs::exists(file, ec)) {  // an explicit file must be there: read it, and fail
+        missing.push_back(file.string());
+        continue;
+      }
+      readers_.emplace_back(file);
+    }
+    if (readers_.empty()) {
+      if (missing.empty()) throw NoKubeconfigError("no kubeconfig: " + files.origin + " names no file");
+      if (missing.size() == 1) {
+        throw NoKubeconfigError("no kubeconfig: " + missing[0] + " (from " + files.origin + ") does not exist");
+      }
+      throw NoKubeconfigError("no kubeconfig: none of the files " + files.origin + " names exists (" +
+                              joined(missing, ", ") + ")");
+    }
+    std::vector<std::string> read;
+    for (const KubeconfigReader& reader : readers_) read.push_back(reader.file().string());
+    names_ = joined(read, ":");
+  }
+
+  // "a" or "a:b": the files read.
+  const std::string& names() const { return names_; }
+
+  // current-context and the file it came from; "" and nullptr when no file sets it.
+  std::pair<std::string, const KubeconfigReader*> current_context() const {
+    for (const KubeconfigReader& reader : readers_) {
+      std::string context = reader.string_field(reader.root(), "current-context", "current-context");
+      if (!context.empty()) return {context, &reader};
+    }
+    return {"", nullptr};
+  }
+
+  // The `inner` map of the first entry named `name` in `list`, and its file. The entry missing from
+  // every file is reported as a fault of `referrer`'s field `referenced_by` (of all files when nullptr).
+  std::pair<YAML::Node, const KubeconfigReader*> entry(const std::string& list, const std::string& name,
+                                                       const std::string& inner, const KubeconfigReader* referrer,
+                                                       const std::string& referenced_by) const {
+    std::vector<std::string> known;
+    for (const KubeconfigReader& reader : readers_) {
+      std::vector<std::string> names;
+      if (auto found = reader.find_entry(list, name, inner, names)) return {*found, &reader};
+      for (auto& known_name : names) {
+        if (std::find(known.begin(), known.end(), known_name) == known.end()) known.push_back(std::move(known_name));
+      }
+    }
+    fail(referrer, referenced_by,
+         "no " + inner + " named \"" + name + "\" in " + list + " (" +
+             (known.empty() ? std::string("it is empty") : "it has " + joined(known, ", ")) + ")");
+  }
+
+  [[noreturn]] void fail(const KubeconfigReader* file, const std::string& field, const std::string& problem) const {
+    if (file != nullptr) file->fail(field, problem);
+    throw KubeConfigError(names_ + ": " + field + ": " + problem);
+  }
+
+ private:
+  std::vector<KubeconfigReader> readers_;
+  std::string names_;
+};
+
 std::string bracketed(const std::string& host) { return host.find(':') != std::string::npos ? "[" + host + "]" : host; }
 
 }  // namespace
@@ -245,51 +319,80 @@ std::string KubeConnection::server_url() const {
   return "https://" + bracketed(host) + ":" + std::to_string(port) + base_path;
 }
 
-KubeConnection load_kubeconfig(const std::filesystem::path& file, std::string context) {
-  KubeconfigReader reader(file);
-  const YAML::Node& root = reader.root();
-  std::string context_field = "context";
-  if (context.empty()) {
-    context = reader.string_field(root, "current-context", "current-context");
-    context_field = "current-context";
-    if (context.empty()) reader.fail("current-context", "not set, and no context was named");
+KubeconfigFiles kubeconfig_files(const std::string& flag) {
+  if (!flag.empty()) return {{flag}, /*explicit_file=*/true, "--kubeconfig"};
+  const char* variable = std::getenv("KUBECONFIG");
+  if (variable != nullptr && *variable != '\0') {
+    KubeconfigFiles files{{}, false, "$KUBECONFIG"};
+    std::string list = variable;
+    for (std::size_t start = 0; start <= list.size();) {
+      std::size_t colon = std::min(list.find(':', start), list.size());
+      fs::path file = list.substr(start, colon - start);
+      // Repeats are read once, as client-go's deduplicate does; empty entries ("a::b") are skipped.
+      if (!file.empty() && std::find(files.files.begin(), files.files.end(), file) == files.files.end()) {
+        files.files.push_back(file);
+      }
+      start = colon + 1;
+    }
+    return files;
   }
-  YAML::Node context_node = reader.entry("contexts", context, "context", context_field);
+  const char* home = std::getenv("HOME");
+  return {{fs::path(home != nullptr ? home : "") / ".kube" / "config"}, false, "~/.kube/config"};
+}
+
+KubeConnection load_kubeconfig(const std::filesystem::path& file, std::string context) {
+  return load_kubeconfig(KubeconfigFiles{{file}, /*explicit_file=*/true, "--kubeconfig"}, std::move(context));
+}
+
+KubeConnection load_kubeconfig(const KubeconfigFiles& files, std::string context) {
+  MergedKubeconfig merged(files);
+  std::string context_field = "context";
+  const KubeconfigReader* context_referrer = nullptr;
+  if (context.empty()) {
+    std::tie(context, context_referrer) = merged.current_context();
+    context_field = "current-context";
+    if (context.empty()) merged.fail(nullptr, "current-context", "not set, and no context was named");
+  }
+  auto [context_node, context_file] = merged.entry("contexts", context, "context", context_referrer, context_field);
   const std::string context_path = "contexts[" + context + "].context";
 
-  std::string cluster_name = reader.string_field(context_node, "cluster", context_path + ".cluster");
-  if (cluster_name.empty()) reader.fail(context_path + ".cluster", "not set");
-  std::string user_name = reader.string_field(context_node, "user", context_path + ".user");
-  if (user_name.empty()) reader.fail(context_path + ".user", "not set");
-  YAML::Node cluster = reader.entry("clusters", cluster_name, "cluster", context_path + ".cluster");
-  YAML::Node user = reader.entry("users", user_name, "user", context_path + ".user");
+  std::string cluster_name = context_file->string_field(context_node, "cluster", context_path + ".cluster");
+  if (cluster_name.empty()) context_file->fail(context_path + ".cluster", "not set");
+  std::string user_name = context_file->string_field(context_node, "user", context_path + ".user");
+  if (user_name.empty()) context_file->fail(context_path + ".user", "not set");
+  auto [cluster, cluster_file] =
+      merged.entry("clusters", cluster_name, "cluster", context_file, context_path + ".cluster");
+  auto [user, user_file] = merged.entry("users", user_name, "user", context_file, context_path + ".user");
   const std::string cluster_path = "clusters[" + cluster_name + "].cluster";
   const std::string user_path = "users[" + user_name + "].user";
 
   KubeConnection connection;
-  connection.source = "kubeconfig " + file.string() + ", context " + context;
-  connection.default_namespace = reader.string_field(context_node, "namespace", context_path + ".namespace");
+  connection.source = "kubeconfig " + merged.names() + ", context " + context;
+  connection.default_namespace = context_file->string_field(context_node, "namespace", context_path + ".namespace");
 
-  std::string server = reader.string_field(cluster, "server", cluster_path + ".server");
-  if (server.empty()) reader.fail(cluster_path + ".server", "not set");
-  ServerAddress address =
-      parse_server_url(server, [&](const std::string& problem) { reader.fail(cluster_path + ".server", problem); });
+  std::string server = cluster_file->string_field(cluster, "server", cluster_path + ".server");
+  if (server.empty()) cluster_file->fail(cluster_path + ".server", "not set");
+  ServerAddress address = parse_server_url(
+      server, [&, file = cluster_file](const std::string& problem) { file->fail(cluster_path + ".server", problem); });
   connection.host = address.host;
   connection.port = address.port;
   connection.base_path = address.base_path;
   if (cluster["proxy-url"]) {
-    reader.fail(cluster_path + ".proxy-url", "proxies are not supported; the API server must be reachable directly");
+    cluster_file->fail(cluster_path + ".proxy-url",
+                       "proxies are not supported; the API server must be reachable directly");
   }
-  connection.tls_server_name = reader.string_field(cluster, "tls-server-name", cluster_path + ".tls-server-name");
+  connection.tls_server_name =
+      cluster_file->string_field(cluster, "tls-server-name", cluster_path + ".tls-server-name");
   connection.insecure_skip_tls_verify =
-      reader.bool_field(cluster, "insecure-skip-tls-verify", cluster_path + ".insecure-skip-tls-verify");
-  std::string ca = reader.pem_field(cluster, "certificate-authority", cluster_path + ".certificate-authority");
+      cluster_file->bool_field(cluster, "insecure-skip-tls-verify", cluster_path + ".insecure-skip-tls-verify");
+  std::string ca = cluster_file->pem_field(cluster, "certificate-authority", cluster_path + ".certificate-authority");
   if (!ca.empty()) {
     if (connection.insecure_skip_tls_verify) {
-      reader.fail(cluster_path + ".insecure-skip-tls-verify",
-                  "cannot be true when a certificate-authority is given (kubectl refuses this too)");
+      cluster_file->fail(cluster_path + ".insecure-skip-tls-verify",
+                         "cannot be true when a certificate-authority is given (kubectl refuses this too)");
     }
-    if (!holds_pem_certificate(ca)) reader.fail(cluster_path + ".certificate-authority", "holds no PEM certificate");
+    if (!holds_pem_certificate(ca))
+      cluster_file->fail(cluster_path + ".certificate-authority", "holds no PEM certificate");
     connection.ca_pem = std::move(ca);
   }
 
@@ -297,48 +400,51 @@ KubeConnection load_kubeconfig(const std::filesystem::path& file, std::string co
   // would only fail later with a puzzling 401 or 403.
   const std::string use_instead = "; use token, tokenFile or client-certificate and client-key instead";
   if (YAML::Node exec = user["exec"]; exec && !exec.IsNull()) {
-    std::string command = exec.IsMap() ? reader.string_field(exec, "command", user_path + ".exec.command") : "";
-    reader.fail(user_path + ".exec", "exec credential plugins are not supported" +
-                                         (command.empty() ? std::string() : " (this one runs \"" + command + "\")") +
-                                         use_instead);
+    std::string command = exec.IsMap() ? user_file->string_field(exec, "command", user_path + ".exec.command") : "";
+    user_file->fail(user_path + ".exec",
+                    "exec credential plugins are not supported" +
+                        (command.empty() ? std::string() : " (this one runs \"" + command + "\")") + use_instead);
   }
   if (YAML::Node provider = user["auth-provider"]; provider && !provider.IsNull()) {
-    std::string name = provider.IsMap() ? reader.string_field(provider, "name", user_path + ".auth-provider.name") : "";
-    reader.fail(user_path + ".auth-provider", "auth-provider plugins are not supported" +
-                                                  (name.empty() ? std::string() : " (this one is \"" + name + "\")") +
-                                                  use_instead);
+    std::string name =
+        provider.IsMap() ? user_file->string_field(provider, "name", user_path + ".auth-provider.name") : "";
+    user_file->fail(user_path + ".auth-provider",
+                    "auth-provider plugins are not supported" +
+                        (name.empty() ? std::string() : " (this one is \"" + name + "\")") + use_instead);
   }
   for (const char* key : {"username", "password"}) {
     if (user[key]) {
-      reader.fail(user_path + "." + key,
-                  "basic authentication is not supported (Kubernetes 1.19 removed it)" + use_instead);
+      user_file->fail(user_path + "." + key,
+                      "basic authentication is not supported (Kubernetes 1.19 removed it)" + use_instead);
     }
   }
   for (const char* key : {"as", "as-uid", "as-groups", "as-user-extra"}) {
-    if (user[key]) reader.fail(user_path + "." + key, "impersonation is not supported");
+    if (user[key]) user_file->fail(user_path + "." + key, "impersonation is not supported");
   }
 
-  connection.token = reader.string_field(user, "token", user_path + ".token");
-  if (std::string token_file = reader.string_field(user, "tokenFile", user_path + ".tokenFile"); !token_file.empty()) {
-    connection.token_file = reader.resolve(token_file);
+  connection.token = user_file->string_field(user, "token", user_path + ".token");
+  if (std::string token_file = user_file->string_field(user, "tokenFile", user_path + ".tokenFile");
+      !token_file.empty()) {
+    connection.token_file = user_file->resolve(token_file);
     // Read once now, as kubectl does, so a wrong path fails at start-up rather than on the first request.
     if (!read_file(connection.token_file)) {
-      reader.fail(user_path + ".tokenFile", connection.token_file.string() + " cannot be read");
+      user_file->fail(user_path + ".tokenFile", connection.token_file.string() + " cannot be read");
     }
   }
-  connection.client_certificate_pem = reader.pem_field(user, "client-certificate", user_path + ".client-certificate");
-  connection.client_key_pem = reader.pem_field(user, "client-key", user_path + ".client-key");
+  connection.client_certificate_pem =
+      user_file->pem_field(user, "client-certificate", user_path + ".client-certificate");
+  connection.client_key_pem = user_file->pem_field(user, "client-key", user_path + ".client-key");
   if (!connection.client_certificate_pem.empty() && connection.client_key_pem.empty()) {
-    reader.fail(user_path + ".client-key", "not set, but client-certificate is");
+    user_file->fail(user_path + ".client-key", "not set, but client-certificate is");
   }
   if (connection.client_certificate_pem.empty() && !connection.client_key_pem.empty()) {
-    reader.fail(user_path + ".client-certificate", "not set, but client-key is");
+    user_file->fail(user_path + ".client-certificate", "not set, but client-key is");
   }
   if (!connection.client_certificate_pem.empty() && !holds_pem_certificate(connection.client_certificate_pem)) {
-    reader.fail(user_path + ".client-certificate", "holds no PEM certificate");
+    user_file->fail(user_path + ".client-certificate", "holds no PEM certificate");
   }
   if (!connection.client_key_pem.empty() && !holds_pem_private_key(connection.client_key_pem)) {
-    reader.fail(user_path + ".client-key", "holds no PEM private key");
+    user_file->fail(user_path + ".client-key", "holds no PEM private key");
   }
   return connection;
 }

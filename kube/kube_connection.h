@@ -1,6 +1,6 @@
 #pragma once
 
-// Where the Kubernetes API server is and how to prove who we are to it, read from a kubeconfig file or
+// Where the Kubernetes API server is and how to prove who we are to it, read from kubeconfig files or
 // from the service account Kubernetes mounts into every pod. This is the part of client-go's
 // configuration that needs no plugins: a CA (or the system store), a bearer token (inline or from a
 // file) and a client certificate.
@@ -9,6 +9,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace karta::kube {
 
@@ -16,6 +17,12 @@ namespace karta::kube {
 class KubeConfigError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
+};
+
+// No kubeconfig file to read at all: none of those $KUBECONFIG names exists, or ~/.kube/config does not.
+class NoKubeconfigError : public KubeConfigError {
+ public:
+  using KubeConfigError::KubeConfigError;
 };
 
 struct KubeConnection {
@@ -42,11 +49,27 @@ struct KubeConnection {
   std::string server_url() const;
 };
 
-// Reads a kubeconfig (clusters, users, contexts, current-context) and returns the connection of
-// `context`, or of current-context when `context` is empty. Relative file paths are resolved against
-// the kubeconfig's directory, as kubectl does. Throws KubeConfigError naming the file and field when
-// something is missing, unreadable or unsupported (exec and auth-provider plugins, basic auth,
-// impersonation, proxies).
+// The kubeconfig files to read, as kubectl chooses them (client-go's ClientConfigLoadingRules).
+struct KubeconfigFiles {
+  std::vector<std::filesystem::path> files;  // in precedence order
+  bool explicit_file = false;                // named by --kubeconfig: it must exist
+  std::string origin;                        // where the list came from, for messages: "$KUBECONFIG"
+};
+
+// `flag` (the --kubeconfig flag) alone when it is not empty; else every file of $KUBECONFIG, split at
+// ':' with repeats and empty entries dropped; else ~/.kube/config.
+KubeconfigFiles kubeconfig_files(const std::string& flag);
+
+// Reads the kubeconfig files (clusters, users, contexts, current-context) and returns the connection
+// of `context`, or of current-context when `context` is empty. Several files are merged as kubectl
+// merges them: missing files are skipped (an explicit one is an error); for each named cluster, user
+// and context the first file that has one wins, and so does the first file that sets current-context.
+// Relative file paths are resolved against the directory of the file that holds them, as kubectl does.
+// Throws KubeConfigError naming the file and field when something is missing, unreadable or
+// unsupported (exec and auth-provider plugins, basic auth, impersonation, proxies); NoKubeconfigError
+// when no file exists.
+KubeConnection load_kubeconfig(const KubeconfigFiles& files, std::string context = "");
+// One file, which must exist: load_kubeconfig({{file}, true, "--kubeconfig"}, context).
 KubeConnection load_kubeconfig(const std::filesystem::path& file, std::string context = "");
 
 // The files Kubernetes mounts into a pod for its service account. Tests point them elsewhere.

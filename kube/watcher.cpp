@@ -1,7 +1,5 @@
 #include "kube/watcher.h"
 
-#include <algorithm>
-#include <random>
 #include <stdexcept>
 #include <utility>
 
@@ -45,7 +43,7 @@ ResourceWatcher::ResourceWatcher(KubeConnection connection, std::string collecti
       callbacks_(std::move(callbacks)),
       options_(std::move(options)),
       client_(std::make_unique<ApiClient>(std::move(connection), options_.client)),
-      next_backoff_(options_.initial_backoff) {}
+      backoff_(options_.backoff) {}
 
 ResourceWatcher::~ResourceWatcher() { stop(); }
 
@@ -96,45 +94,35 @@ void ResourceWatcher::record_error(const std::string& error) {
 }
 
 bool ResourceWatcher::back_off() {
-  thread_local std::mt19937 random{std::random_device{}()};
   std::unique_lock lock(mutex_);
-  std::chrono::milliseconds ceiling = next_backoff_;
-  next_backoff_ = std::min(next_backoff_ * 2, options_.max_backoff);
-  std::uniform_int_distribution<std::int64_t> upper_half(ceiling.count() / 2, ceiling.count());
-  std::chrono::milliseconds delay(upper_half(random));
+  std::chrono::milliseconds delay = backoff_.next(std::chrono::steady_clock::now());
   spdlog::debug("watching {}: retrying in {} ms", collection_, delay.count());
   return !changed_.wait_for(lock, delay, [this] { return stopping_.load(); });
 }
 
 void ResourceWatcher::run() {
   bool need_list = true;
-  bool first_watch_after_list = false;
   while (!stopping_) {
     try {
       if (need_list) {
         list();
         need_list = false;
-        first_watch_after_list = true;
         continue;
       }
       auto started = std::chrono::steady_clock::now();
       WatchEnd end = watch();
-      bool quiet = events_in_watch_ == 0;
-      bool first = std::exchange(first_watch_after_list, false);
       if (end == WatchEnd::Gone) {
         ++relists_after_gone_;
         need_list = true;
-        // If even a fresh LIST's resourceVersion is too old, LIST and WATCH would alternate as fast as
-        // the server answers: wait first.
-        if (first && quiet && !back_off()) break;
+        // Wait before every LIST after a 410, as client-go's reflector does: if even a fresh LIST's
+        // resourceVersion is too old to watch from, LIST and WATCH would otherwise alternate as fast as
+        // the server answers.
+        if (!back_off()) break;
         continue;
       }
       // A stream that ends at once with nothing in it, over and over, would spin too.
-      if (quiet && std::chrono::steady_clock::now() - started < std::chrono::seconds(1)) {
+      if (events_in_watch_ == 0 && std::chrono::steady_clock::now() - started < std::chrono::seconds(1)) {
         if (!back_off()) break;
-      } else {
-        std::lock_guard lock(mutex_);
-        next_backoff_ = options_.initial_backoff;
       }
     } catch (const ApiError& e) {
       if (stopping_ || e.cancelled()) break;
@@ -161,15 +149,17 @@ void ResourceWatcher::list() {
 
   std::map<std::string, json> by_key;
   for (const json& item : items) by_key[object_key(item)] = item;
+  bool unchanged = false;
   {
     std::lock_guard lock(mutex_);
+    unchanged = synced_ && by_key == objects_;
     objects_ = std::move(by_key);
     resource_version_ = list_version;
-    next_backoff_ = options_.initial_backoff;
   }
   ++lists_;
-  spdlog::info("listed {}: {} objects at resourceVersion {}", collection_, items.size(), list_version);
-  deliver_snapshot(std::move(items));
+  spdlog::info("listed {}: {} objects at resourceVersion {}{}", collection_, items.size(), list_version,
+               unchanged ? ", unchanged" : "");
+  if (!unchanged) deliver_snapshot(std::move(items));
   synced_ = true;
   {
     std::lock_guard lock(mutex_);  // so that a wait_until_synced cannot miss the change

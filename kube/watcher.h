@@ -3,7 +3,9 @@
 // Keeps the objects of one collection up to date, the way client-go's reflector does: LIST (in pages)
 // for a snapshot and its resourceVersion, then WATCH from that resourceVersion, again and again, moving
 // it on with every event and bookmark. A 410 Gone (the resourceVersion was compacted away) means a new
-// LIST and a fresh snapshot; connection failures and 5xx answers are retried with exponential backoff.
+// LIST (and a snapshot, if it changed anything); connection failures and 5xx answers are retried. Both
+// wait first, with client-go's backoff (retry_backoff.h): a server that answers every watch with 410 gets
+// a LIST after 0.8-1.6 s, then 1.6-3.2 s, ... down to one every 30-60 s, not a LIST loop.
 // Everything runs on the watcher's own thread, callbacks included.
 
 #include <atomic>
@@ -23,6 +25,7 @@
 
 #include "kube/api_client.h"
 #include "kube/kube_connection.h"
+#include "kube/retry_backoff.h"
 
 namespace karta::kube {
 
@@ -36,15 +39,15 @@ struct WatcherOptions {
   // 5 to 10 minutes. The client gives up on a stream open `watch_grace` longer than that.
   std::chrono::seconds watch_timeout{300};
   std::chrono::seconds watch_grace{30};
-  // Retries after a failure wait initial_backoff, doubled each time up to max_backoff, each wait drawn
-  // at random from its upper half so that many watchers do not retry in step. A success resets it.
-  std::chrono::milliseconds initial_backoff{200};
-  std::chrono::milliseconds max_backoff{30'000};
+  // The waits before a retry after a failure or a 410: client-go's by default. Tests shorten them.
+  BackoffOptions backoff;
   ApiClientOptions client;
 };
 
 struct WatcherCallbacks {
-  // After every LIST (the first and each one after a 410): every object of the collection.
+  // After the first LIST, and after each later one (after a 410) that found the objects changed: every
+  // object of the collection. A LIST that finds exactly the objects the watcher already knows (every
+  // resourceVersion the same) is not delivered: nothing would change but a needless reload.
   std::function<void(std::vector<nlohmann::json> objects)> on_snapshot;
   // For each ADDED, MODIFIED and DELETED event, after the watcher's own set has been updated.
   std::function<void(EventType type, const nlohmann::json& object)> on_event;
@@ -111,7 +114,7 @@ class ResourceWatcher {
   std::map<std::string, nlohmann::json> objects_;
   std::string resource_version_;
   std::string last_error_;
-  std::chrono::milliseconds next_backoff_{0};
+  RetryBackoff backoff_;
 
   std::uint64_t events_in_watch_ = 0;  // the watcher thread's own
 };

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <thread>
 
 #include "admission/admission_service.h"
 #include "definitions/api/published_api.h"
@@ -166,4 +167,57 @@ TEST_CASE("without a cluster to watch, /readyz is ready as soon as the definitio
   auto reply = client.request("GET", "/readyz");
   CHECK(reply.status == 200);
   CHECK(reply.body == "ok\n");
+}
+
+TEST_CASE("an API server that answers every watch of Kartas with 410 gets a handful of LISTs and no reloads") {
+  // Issue 26: `serve` re-LISTed in a loop (45 LISTs of Kartas and 86 reloads in 10 s). With client-go's
+  // backoff (production defaults: 0.8 s doubling, jitter up to as much again) the LISTs come at 0 s, then
+  // 0.8-1.6 s later, then 1.6-3.2 s after that: three within 5 s at most, the fourth at 5.6 s at the soonest.
+  test::TempDir dir;
+  json definition = test::document(test::source_dir() / "tests/data/trainer-karta.yaml");
+  definition["metadata"]["resourceVersion"] = "1";
+  FakeApiServer server{dir.path, {definition}, {.every_watch_expires = true}};
+  server.serve({"apiextensions.k8s.io", "v1", "CustomResourceDefinition", "customresourcedefinitions",
+                "customresourcedefinition", {"crd", "crds"}, /*namespaced=*/false});
+  test::RunningWebhook running([&](karta::WebhookConfig& config) {
+    config.cluster = server.connection();
+    config.watcher_options = {};  // production defaults
+  });
+  test::HttpsClient client(running.port, running.certificates.ca);
+  const std::string karta_list = "/apis/run.ai/v1alpha1/kartas?limit=500";
+  auto lists = [&] {
+    std::vector<std::chrono::steady_clock::time_point> at;
+    for (const auto& request : server.received()) {
+      if (request.target == karta_list) at.push_back(request.at);
+    }
+    return at;
+  };
+  auto cluster_reloads = [&] {
+    std::string metrics = client.request("GET", "/metrics").body;
+    const std::string name = "karta_reloads_total{source=\"cluster\"} ";
+    std::size_t at = metrics.find(name);
+    return at == std::string::npos ? std::string("none") : metrics.substr(at + name.size(), metrics.find('\n', at) - at - name.size());
+  };
+  REQUIRE(eventually([&] { return client.request("GET", "/readyz").status == 200; }, 20s));
+  REQUIRE(eventually([&] { return lists().size() >= 2; }, 5s));
+  std::this_thread::sleep_for(200ms);  // the reload of the first LIST, if still pending, is done
+  std::string reloads = cluster_reloads();
+  CHECK(reloads != "none");
+  auto first = lists().at(0);
+  std::this_thread::sleep_until(first + 5s);
+  auto at = lists();
+  std::size_t within = std::count_if(at.begin(), at.end(), [&](auto t) { return t < first + 5s; });
+  CHECK(within <= 3);
+  CHECK(within >= 2);
+  REQUIRE(at.size() >= 3);
+  CHECK(at[1] - at[0] >= 800ms);
+  CHECK(at[1] - at[0] < 1600ms + 200ms * test::kSlowdown);
+  CHECK(at[2] - at[1] >= 1600ms);
+  CHECK(at[2] - at[1] < 3200ms + 200ms * test::kSlowdown);
+  // The LISTs after the first found the same Karta: no reload of the catalog.
+  CHECK(cluster_reloads() == reloads);
+  // And the webhook serves with it all along.
+  json trainer = json::parse(R"({"apiVersion":"acme.example.com/v1","kind":"Trainer","metadata":{"name":"t","namespace":"ml"},
+      "spec":{"worker":{"template":{"spec":{"containers":[{"name":"w","image":"i"}]}}}}})");
+  CHECK(json::parse(client.request("POST", "/mutate", test::admission_review(trainer).dump()).body)["response"].contains("patch"));
 }

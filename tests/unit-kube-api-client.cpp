@@ -90,12 +90,49 @@ TEST_CASE("the server's certificate must carry the name checked: a wrong tls-ser
   } catch (const kube::ApiError& e) {
     CHECK(e.status() == 0);
     CHECK(e.message().rfind("TLS handshake with 127.0.0.1:" + std::to_string(server.port()) + " failed: ", 0) == 0);
-    CHECK(e.message().find("(hostname mismatch, checking \"kubernetes.default.svc\")") != std::string::npos);
+    CHECK(e.message() == "TLS handshake with 127.0.0.1:" + std::to_string(server.port()) +
+                             " failed: certificate verify failed (the certificate has no subjectAltName for "
+                             "\"kubernetes.default.svc\": it has DNS:localhost, IP:127.0.0.1)");
   }
   // "localhost" is in the certificate's subjectAltNames, as is 127.0.0.1.
   connection.tls_server_name = "localhost";
   CHECK(kube::ApiClient(connection).get(kKartas)["kind"] == "KartaList");
   CHECK(server.received().size() == 1);
+}
+
+TEST_CASE("a certificate that names the host only in its Common Name is refused, as Go and kubectl refuse it") {
+  // Two servers with certificates from the same CA, both with the Common Name localhost: the first also
+  // has the subjectAltNames DNS:localhost and IP:127.0.0.1, the second none.
+  test::TempDir dir;
+  FakeApiServer with_names(dir.path, {});
+  FakeApiServer common_name_only(dir.path, {}, {.common_name_only = true});
+  CHECK(read_text(with_names.certificates().ca) == read_text(common_name_only.certificates().ca));
+  kube::KubeConnection good = with_names.connection();
+  good.tls_server_name = "localhost";
+  CHECK(kube::ApiClient(good).get(kKartas)["kind"] == "KartaList");
+
+  kube::KubeConnection bad = common_name_only.connection();
+  bad.tls_server_name = "localhost";
+  try {
+    kube::ApiClient(bad).get(kKartas);
+    FAIL("no ApiError");
+  } catch (const kube::ApiError& e) {
+    CHECK(e.status() == 0);
+    CHECK(e.message() == "TLS handshake with 127.0.0.1:" + std::to_string(common_name_only.port()) +
+                             " failed: certificate verify failed (the certificate has no subjectAltName for "
+                             "\"localhost\": it has none, only the Common Name \"localhost\", which is never "
+                             "checked (Go and kubectl require a subjectAltName))");
+  }
+  // By IP address too: only an IP subjectAltName can match one.
+  try {
+    kube::ApiClient(common_name_only.connection()).get(kKartas);
+    FAIL("no ApiError");
+  } catch (const kube::ApiError& e) {
+    CHECK(e.message().ends_with("(the certificate has no subjectAltName for \"127.0.0.1\": it has none, only the "
+                                "Common Name \"localhost\", which is never checked (Go and kubectl require a "
+                                "subjectAltName))"));
+  }
+  CHECK(common_name_only.received().empty());
 }
 
 TEST_CASE("an in-cluster connection reads its rotated token file again for the next request") {

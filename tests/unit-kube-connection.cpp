@@ -278,3 +278,129 @@ TEST_CASE("in a pod, the connection comes from KUBERNETES_SERVICE_HOST and PORT 
         "not running in a Kubernetes pod: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must be set");
   unsetenv("KUBERNETES_SERVICE_PORT");
 }
+
+// ---------------------------------------------------------------------------------------------------
+// Several kubeconfig files, as $KUBECONFIG lists them
+
+namespace {
+
+// Sets KUBECONFIG (unset for nullptr) for as long as it lives.
+struct KubeconfigVariable {
+  explicit KubeconfigVariable(const char* value) {
+    if (value != nullptr) {
+      setenv("KUBECONFIG", value, 1);
+    } else {
+      unsetenv("KUBECONFIG");
+    }
+  }
+  ~KubeconfigVariable() { unsetenv("KUBECONFIG"); }
+};
+
+}  // namespace
+
+TEST_CASE("the kubeconfig files: --kubeconfig alone, else $KUBECONFIG's split at ':' once each, else ~/.kube/config") {
+  KubeconfigVariable variable("/a/config::/b/config:/a/config:");
+  kube::KubeconfigFiles flag = kube::kubeconfig_files("/flag/config");
+  CHECK(flag.files == std::vector<fs::path>{"/flag/config"});
+  CHECK(flag.explicit_file);
+  CHECK(flag.origin == "--kubeconfig");
+  kube::KubeconfigFiles listed = kube::kubeconfig_files("");
+  CHECK(listed.files == std::vector<fs::path>{"/a/config", "/b/config"});
+  CHECK_FALSE(listed.explicit_file);
+  CHECK(listed.origin == "$KUBECONFIG");
+  unsetenv("KUBECONFIG");
+  const char* home = std::getenv("HOME");
+  REQUIRE(home != nullptr);
+  kube::KubeconfigFiles fallback = kube::kubeconfig_files("");
+  CHECK(fallback.files == std::vector<fs::path>{fs::path(home) / ".kube/config"});
+  CHECK(fallback.origin == "~/.kube/config");
+}
+
+TEST_CASE("$KUBECONFIG with a cluster file, a user file and a missing file merges into a working connection") {
+  test::TempDir dir;
+  FakeApiServer server(dir.path / "server", {karta_object("a")});
+  KubeconfigVariable variable(split_kubeconfig(dir.path / "kube", server.connection()).c_str());
+  kube::KubeConnection connection = kube::load_kubeconfig(kube::kubeconfig_files(""));
+  // Each file's relative paths are its own: ca.pem beside cluster.yaml, token beside user/user.yaml.
+  CHECK(connection.ca_pem == std::optional<std::string>(read_text(server.certificates().ca)));
+  CHECK(connection.token_file == dir.path / "kube/user/token");
+  CHECK(connection.default_namespace == "research");
+  CHECK(connection.source == "kubeconfig " + (dir.path / "kube/cluster.yaml").string() + ":" +
+                                 (dir.path / "kube/user/user.yaml").string() + ", context local");
+  CHECK(kube::ApiClient(connection).get(kKartas)["kind"] == "KartaList");
+  CHECK(server.received().at(0).authorization == "Bearer sesame");
+}
+
+TEST_CASE("merged kubeconfigs: the first file wins for each named cluster, user and context, and for current-context") {
+  test::TempDir dir;
+  write_text(dir.path / "first", R"(clusters:
+- {name: shared, cluster: {server: "https://first.example.com"}}
+users:
+- {name: shared, user: {token: first-token}}
+contexts:
+- {name: one, context: {cluster: shared, user: shared, namespace: first-ns}}
+current-context: one
+)");
+  // Its entries of the same names are ignored whole, even fields the first file's lack; its own are used.
+  write_text(dir.path / "second", R"(clusters:
+- {name: shared, cluster: {server: "https://second.example.com", tls-server-name: second}}
+- {name: own, cluster: {server: "https://own.example.com:8443"}}
+users:
+- {name: shared, user: {token: second-token}}
+contexts:
+- {name: one, context: {cluster: own, user: shared, namespace: second-ns}}
+- {name: two, context: {cluster: own, user: shared}}
+current-context: two
+)");
+  std::string both = (dir.path / "first").string() + ":" + (dir.path / "second").string();
+  KubeconfigVariable variable(both.c_str());
+  kube::KubeConnection one = kube::load_kubeconfig(kube::kubeconfig_files(""));
+  CHECK(one.server_url() == "https://first.example.com:443");
+  CHECK(one.tls_server_name == "");
+  CHECK(one.token == "first-token");
+  CHECK(one.default_namespace == "first-ns");
+  CHECK(one.source == "kubeconfig " + both + ", context one");
+  // A context of the second file, whose user the first file also names: the first file's user.
+  kube::KubeConnection two = kube::load_kubeconfig(kube::kubeconfig_files(""), "two");
+  CHECK(two.server_url() == "https://own.example.com:8443");
+  CHECK(two.token == "first-token");
+  // In the other order, the second file's entries and current-context win.
+  std::string reversed = (dir.path / "second").string() + ":" + (dir.path / "first").string();
+  KubeconfigVariable swapped(reversed.c_str());
+  kube::KubeConnection other = kube::load_kubeconfig(kube::kubeconfig_files(""));
+  CHECK(other.server_url() == "https://own.example.com:8443");
+  CHECK(other.token == "second-token");
+  CHECK(other.source == "kubeconfig " + reversed + ", context two");
+  // A name no file has is reported with the names the files have; current-context that names it, by
+  // the file that sets it.
+  CHECK(error_of([&] { kube::load_kubeconfig(kube::kubeconfig_files(""), "three"); }) ==
+        reversed + ": context: no context named \"three\" in contexts (it has one, two)");
+  write_text(dir.path / "third", "current-context: three\n");
+  std::string three = (dir.path / "third").string() + ":" + reversed;
+  KubeconfigVariable with_third(three.c_str());
+  CHECK(error_of([&] { kube::load_kubeconfig(kube::kubeconfig_files("")); }) ==
+        (dir.path / "third").string() + ": current-context: no context named \"three\" in contexts (it has one, two)");
+}
+
+TEST_CASE("no kubeconfig file at all is a NoKubeconfigError; a missing --kubeconfig file is an error of its own") {
+  test::TempDir dir;
+  std::string a = (dir.path / "a").string(), b = (dir.path / "b").string();
+  std::string both = a + ":" + b;
+  KubeconfigVariable variable(both.c_str());
+  auto no_kubeconfig = [](const kube::KubeconfigFiles& files) {
+    try {
+      kube::load_kubeconfig(files);
+    } catch (const kube::NoKubeconfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no NoKubeconfigError)");
+  };
+  CHECK(no_kubeconfig(kube::kubeconfig_files("")) == "no kubeconfig: none of the files $KUBECONFIG names exists (" + a +
+                                                         ", " + b + ")");
+  CHECK(no_kubeconfig({{a}, false, "~/.kube/config"}) == "no kubeconfig: " + a + " (from ~/.kube/config) does not exist");
+  CHECK(error_of([&] { kube::load_kubeconfig(kube::kubeconfig_files(a)); }) == a + ": cannot be read");
+  // An empty file is an empty kubeconfig, as kubectl reads it: merged with others, it adds nothing.
+  write_text(dir.path / "a", "");
+  CHECK(error_of([&] { kube::load_kubeconfig(kube::kubeconfig_files("")); }) ==
+        a + ": current-context: not set, and no context was named");
+}

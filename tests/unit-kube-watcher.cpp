@@ -171,7 +171,7 @@ TEST_CASE("when the server ends the stream, the watcher watches again from the l
   CHECK(w.watcher.objects().size() == 6);
 }
 
-TEST_CASE("an ERROR event with a 410 Expired Status makes the watcher list again and deliver a fresh snapshot") {
+TEST_CASE("an ERROR event with a 410 Expired Status makes the watcher list again, and a LIST that changes nothing is not delivered") {
   WatchedServer w;
   w.server.add(karta_object("d"));
   REQUIRE(eventually([&] { return w.recorder.event_count() == 1; }));
@@ -186,7 +186,9 @@ TEST_CASE("an ERROR event with a 410 Expired Status makes the watcher list again
   CHECK(targets[3] == watch_query("102"));  // answered with the ERROR event
   CHECK(targets[4] == std::string(kKartas) + "?limit=2");
   CHECK(targets[6] == watch_query("200"));
-  CHECK(names(w.recorder.snapshot(1)) == std::vector<std::string>{"b", "c", "d"});
+  // The LIST found b, c and d, as the events had left them: no new snapshot, so no reload.
+  CHECK(w.recorder.snapshot_count() == 1);
+  CHECK(w.watcher.objects().size() == 3);
   CHECK(w.watcher.relists_after_gone() == 1);
   CHECK(w.watcher.lists() == 2);
   CHECK(w.watcher.errors() == 0);
@@ -216,8 +218,8 @@ TEST_CASE("500 answers are retried after a backoff that doubles, and then the wa
   server.fail_next(3, 500);
   Recorder recorder;
   kube::WatcherOptions options = test_options();
-  options.initial_backoff = 100ms;
-  options.max_backoff = 10s;
+  options.backoff.initial = 100ms;
+  options.backoff.cap = 10s;
   kube::ResourceWatcher watcher(server.connection(), kKartas, recorder.callbacks(), options);
   watcher.start();
   REQUIRE(watcher.wait_until_synced(5s));
@@ -227,10 +229,10 @@ TEST_CASE("500 answers are retried after a backoff that doubles, and then the wa
                                     "?limit=2 answered 500: Internal error occurred: etcdserver: leader changed");
   auto received = server.received();
   REQUIRE(received.size() >= 4);
-  // Each wait is drawn from the upper half of 100, 200, then 400 ms.
-  CHECK(received[1].at - received[0].at >= 50ms);
-  CHECK(received[2].at - received[1].at >= 100ms);
-  CHECK(received[3].at - received[2].at >= 200ms);
+  // Each wait is 100, 200, then 400 ms, stretched by up to as much again.
+  CHECK(received[1].at - received[0].at >= 100ms);
+  CHECK(received[2].at - received[1].at >= 200ms);
+  CHECK(received[3].at - received[2].at >= 400ms);
   for (int i = 0; i < 4; ++i) CHECK(received[i].target == std::string(kKartas) + "?limit=2");
 }
 
@@ -266,7 +268,7 @@ TEST_CASE("stop() returns within a second during a backoff wait") {
   server.fail_next(1, 503);
   Recorder recorder;
   kube::WatcherOptions options = test_options();
-  options.initial_backoff = 20s;
+  options.backoff.initial = 20s;
   kube::ResourceWatcher watcher(server.connection(), kKartas, recorder.callbacks(), options);
   watcher.start();
   REQUIRE(eventually([&] { return watcher.errors() == 1; }));
@@ -301,7 +303,7 @@ TEST_CASE("a server that repeats its continue token leaves the watcher unsynced,
   FakeApiServer server(dir.path, {karta_object("a"), karta_object("b"), karta_object("c")}, {.repeat_continue_token = true});
   Recorder recorder;
   kube::WatcherOptions options = test_options();  // pages of 2
-  options.initial_backoff = 100ms;
+  options.backoff.initial = 100ms;
   kube::ResourceWatcher watcher(server.connection(), kKartas, recorder.callbacks(), options);
   watcher.start();
   REQUIRE(eventually([&] { return watcher.errors() >= 3; }));
@@ -321,7 +323,60 @@ TEST_CASE("a server that repeats its continue token leaves the watcher unsynced,
     if (i % 2 == 0) CHECK(received[i].target == std::string(kKartas) + "?limit=2");
     if (i % 2 == 1) CHECK(received[i].target.starts_with(std::string(kKartas) + "?limit=2&continue="));
   }
-  // The second try waited at least the upper half of the first backoff.
+  // The second try waited at least the first backoff (jitter only adds to it).
   REQUIRE(received.size() >= 3);
   CHECK(received[2].at - received[1].at >= 50ms);
+
+TEST_CASE("a 410 on every watch makes LISTs that wait longer each time, up to the cap, and delivers only changes") {
+  // Issue 26: the backoff was reset by every LIST, so a server whose watches all answer 410 got a LIST
+  // every 0.15-0.25 s. Here with client-go's shape at a smaller scale: 50 ms doubling to a 200 ms cap.
+  test::TempDir dir;
+  FakeApiServer server(dir.path, {karta_object("a")}, {.every_watch_expires = true});
+  Recorder recorder;
+  kube::WatcherOptions options = test_options();
+  options.backoff = {.initial = 50ms, .cap = 200ms, .seed = 7};
+  kube::ResourceWatcher watcher(server.connection(), kKartas, recorder.callbacks(), options);
+  const std::string list_target = std::string(kKartas) + "?limit=2";
+  auto lists = [&] {
+    std::vector<Clock::time_point> at;
+    for (const auto& request : server.received()) {
+      if (request.target == list_target) at.push_back(request.at);
+    }
+    return at;
+  };
+  watcher.start();
+  REQUIRE(eventually([&] { return lists().size() >= 7; }, 10s));
+  watcher.stop();
+  auto at = lists();
+  // The waits the watcher drew: the same seed gives the same ones here.
+  kube::RetryBackoff expected(options.backoff);
+  for (std::size_t i = 1; i < 7; ++i) {
+    CAPTURE(i);
+    auto wait = expected.next(Clock::now());
+    auto gap = std::chrono::duration_cast<std::chrono::milliseconds>(at[i] - at[i - 1]);
+    CHECK(gap >= wait);
+    CHECK(gap < wait + 150ms * test::kSlowdown);
+  }
+  // The first three waits grow (50-100, 100-200, 200-400 ms); from then on they stay capped at 200-400 ms.
+  CHECK(at[6] - at[5] < 550ms * test::kSlowdown);
+  CHECK(watcher.errors() == 0);
+  CHECK(watcher.relists_after_gone() >= 6);
+  // Every LIST found the same object: only the first was delivered.
+  CHECK(recorder.snapshot_count() == 1);
+  CHECK(recorder.event_count() == 0);
+}
+
+TEST_CASE("a LIST after a 410 that finds the objects changed delivers them") {
+  test::TempDir dir;
+  FakeApiServer server(dir.path, {karta_object("a")}, {.every_watch_expires = true});
+  Recorder recorder;
+  kube::ResourceWatcher watcher(server.connection(), kKartas, recorder.callbacks(), test_options());
+  watcher.start();
+  REQUIRE(watcher.wait_until_synced(5s));
+  // No watch stream ever opens: the added Karta is seen only by a later LIST.
+  server.add(karta_object("b"));
+  REQUIRE(eventually([&] { return recorder.snapshot_count() == 2; }));
+  CHECK(names(recorder.snapshot(1)) == std::vector<std::string>{"a", "b"});
+  CHECK(watcher.objects().count("b") == 1);
+  CHECK(recorder.event_count() == 0);
 }

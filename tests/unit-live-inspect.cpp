@@ -9,6 +9,7 @@
 #include <doctest/doctest.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -16,6 +17,7 @@
 #include "cli/commands.h"
 #include "cli/live_inspect.h"
 #include "support/fake_api_server.h"
+#include "support/kube_fixtures.h"
 #include "support/test_support.h"
 
 using karta::json;
@@ -446,6 +448,25 @@ TEST_CASE("the command line: inspect KIND/NAME with --kubeconfig and -n, and lis
   Run neither = run({"karta-webhook", "inspect", "--kubeconfig", config});
   CHECK(neither.code == 1);
   CHECK(neither.err == "karta-webhook: inspect wants either -f MANIFEST or KIND/NAME of a live workload\n");
+}
+
+TEST_CASE("inspect and list read every file of $KUBECONFIG, merged as kubectl merges them") {
+  Cluster cluster({demo_jobset()}, demo_jobs(), demo_pods());
+  std::string kubeconfig = test::kube_fixtures::split_kubeconfig(cluster.dir.path / "kube", cluster.server.connection());
+  setenv("KUBECONFIG", kubeconfig.c_str(), 1);
+  karta::LiveOptions options = cluster.options("jobset/demo");
+  options.kubeconfig = "";
+  Run described = inspect(options);
+  options.target = "";
+  Run listed = list(options);
+  unsetenv("KUBECONFIG");
+  CHECK(described.code == 0);
+  CHECK(described.out == kDemoDescribe);
+  CHECK(listed.code == 0);
+  // The namespace is the merged context's: research.
+  CHECK(listed.out.starts_with("NAME   KIND     PHASE     COMPONENTS             GPU   AGE\n"
+                               "demo   JobSet   Running   leader(1), worker(2)   12    "));
+  for (const auto& request : cluster.server.received()) CHECK(request.authorization == "Bearer sesame");
 }
 
 TEST_CASE("human_duration prints ages as kubectl does") {

@@ -207,7 +207,7 @@ void FakeApiServer::Impl::watch(const std::shared_ptr<Session>& session, std::ma
   int from = version_text.empty() || version_text == "0" ? -1 : std::stoi(version_text);
   int timeout_seconds = query["timeoutSeconds"].empty() ? 1800 : std::stoi(query["timeoutSeconds"]);
   bool bookmarks = query["allowWatchBookmarks"] == "true";
-  if (from >= 0 && from < oldest_watchable_) {
+  if ((from >= 0 && from < oldest_watchable_) || options_.every_watch_expires) {
     json status = status_object(
         410, "Expired", "too old resource version: " + version_text + " (" + std::to_string(oldest_watchable_) + ")");
     if (options_.gone_as_http_status) return session->respond(410, status);

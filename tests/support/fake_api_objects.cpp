@@ -109,10 +109,14 @@ json status_object(int code, const std::string& reason, const std::string& messa
 
 // A client certificate (clientAuth) for `common_name`, signed by the CA TestCertificates made in `dir`.
 ClientCertificate make_client_certificate(const fs::path& dir, const std::string& common_name) {
+  return make_certificate(dir, common_name, "extendedKeyUsage=clientAuth\n");
+}
+
+ClientCertificate make_certificate(const fs::path& dir, const std::string& common_name, const std::string& extensions) {
   ClientCertificate made{dir / (common_name + ".crt"), dir / (common_name + ".key")};
   fs::path csr = dir / (common_name + ".csr");
   fs::path ext = dir / (common_name + ".ext");
-  write_text(ext, "extendedKeyUsage=clientAuth\n");
+  write_text(ext, extensions);
   int code = 0;
   std::string out =
       test::run_command("openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj /CN=" + common_name +

@@ -39,6 +39,11 @@ void FakeApiServer::Impl::store(Served& served, std::vector<json> objects) {
 
 FakeApiServer::Impl::Impl(const fs::path& dir, std::vector<json> objects, FakeApiServerOptions options)
     : options_(std::move(options)), certificates_(dir) {
+  if (options_.common_name_only) {
+    ClientCertificate named = make_certificate(dir, "localhost", "extendedKeyUsage=serverAuth\n");
+    certificates_.certificate = named.certificate;
+    certificates_.key = named.key;
+  }
   tls_.use_certificate_chain_file(certificates_.certificate.string());
   tls_.use_private_key_file(certificates_.key.string(), net::ssl::context::pem);
   if (options_.require_client_certificate) {

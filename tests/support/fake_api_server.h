@@ -40,6 +40,9 @@ struct ClientCertificate {
 
 // A client certificate (clientAuth) for `common_name`, signed by the CA TestCertificates made in `dir`.
 ClientCertificate make_client_certificate(const std::filesystem::path& dir, const std::string& common_name);
+// A certificate for `common_name` with `extensions` (openssl -extfile lines), signed by that CA.
+ClientCertificate make_certificate(const std::filesystem::path& dir, const std::string& common_name,
+                                   const std::string& extensions);
 
 // One request as the test API server received it.
 struct Received {
@@ -58,11 +61,16 @@ struct FakeApiServerOptions {
   // Answer a watch from a compacted resourceVersion with HTTP 410, as the API server does when it reads
   // from etcd, rather than with 200 and an ERROR event, as its watch cache does.
   bool gone_as_http_status = false;
+  // Answer every watch of the kartas with 410 Expired, however fresh its resourceVersion: an API server
+  // whose LISTs keep giving a resourceVersion its watch cannot serve (issue 26's LIST loop).
+  bool every_watch_expires = false;
   // Send LIST items without apiVersion and kind, as the API server does for built-in kinds (CRDs).
   bool list_items_without_type = false;
   // Close each connection right after its answer, as a server whose idle timeout has passed does, while
   // the client believes it kept alive.
   bool close_after_answer = false;
+  // Serve a certificate that names localhost only in its Common Name, with no subjectAltName.
+  bool common_name_only = false;
   // Who the token belongs to, as RBAC denials name it.
   std::string user = "system:serviceaccount:karta-system:karta-webhook";
   // Give every LIST page after the first the continue token it was asked with, as a broken (or hostile)

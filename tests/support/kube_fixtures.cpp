@@ -2,6 +2,8 @@
 
 #include <thread>
 
+#include "support/fake_api_server.h"
+
 namespace karta::test::kube_fixtures {
 
 using Clock = std::chrono::steady_clock;
@@ -40,9 +42,20 @@ std::vector<std::string> names(const std::vector<json>& objects) {
 kube::WatcherOptions test_options() {
   kube::WatcherOptions options;
   options.page_size = 2;
-  options.initial_backoff = 20ms;
-  options.max_backoff = 200ms;
+  options.backoff.initial = 20ms;
+  options.backoff.cap = 200ms;
   return options;
+}
+
+std::string split_kubeconfig(const std::filesystem::path& dir, const kube::KubeConnection& connection) {
+  write_text(dir / "ca.pem", connection.ca_pem.value());
+  write_text(dir / "cluster.yaml", "apiVersion: v1\nkind: Config\nclusters:\n- name: local\n  cluster:\n    server: " +
+                                       connection.server_url() + "\n    certificate-authority: ca.pem\n" +
+                                       "contexts:\n- name: local\n  context: {cluster: local, user: me, namespace: research}\n"
+                                       "current-context: local\n");
+  write_text(dir / "user/token", connection.token + "\n");
+  write_text(dir / "user/user.yaml", "apiVersion: v1\nkind: Config\nusers:\n- name: me\n  user: {tokenFile: token}\n");
+  return (dir / "cluster.yaml").string() + ":" + (dir / "user/user.yaml").string() + ":" + (dir / "missing.yaml").string();
 }
 
 }  // namespace karta::test::kube_fixtures

@@ -6,6 +6,7 @@
 // limit.
 
 #include <chrono>
+#include <filesystem>
 #include <functional>
 #include <string>
 #include <vector>
@@ -28,5 +29,11 @@ json karta_object(const std::string& name, const std::string& kind = "Job");
 std::vector<std::string> names(const std::vector<json>& objects);
 
 kube::WatcherOptions test_options();
+
+// A kubeconfig for `connection` split over two files, as $KUBECONFIG can list them: DIR/cluster.yaml
+// holds the cluster (its CA in the file ca.pem beside it), the context and current-context;
+// DIR/user/user.yaml the user (its token in the file token beside it). Returns
+// "DIR/cluster.yaml:DIR/user/user.yaml:DIR/missing.yaml": the third file does not exist.
+std::string split_kubeconfig(const std::filesystem::path& dir, const kube::KubeConnection& connection);
 
 }  // namespace karta::test::kube_fixtures
