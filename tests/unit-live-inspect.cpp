@@ -647,18 +647,22 @@ research    evil^[]0;pwned\a   JobSet   Running   leader^[]0;pwned\a(1), worker^
   CHECK(test::terminal_controls(audited) == "");
   CHECK(audited.substr(audited.find("\nJobSet ")) == R"(
 JobSet research/demo (jobset.x-k8s.io/v1alpha2)
-  patch: 1 operations
+  patch: 3 operations
     add /metadata/labels/kai.scheduler~1queue "default-queue"
+    add /spec/replicatedJobs/0/template/spec/template/metadata/labels/kai.scheduler~1queue "default-queue"
+    add /spec/replicatedJobs/1/template/spec/template/metadata {"labels":{"kai.scheduler/queue":"default-queue"}}
 
 JobSet research/evil^[]0;pwned\a (jobset.x-k8s.io/v1alpha2)
-  patch: 1 operations
+  patch: 3 operations
     add /metadata/labels/kai.scheduler~1queue "default-queue"
+    add /spec/replicatedJobs/0/template/spec/template/metadata/labels/kai.scheduler~1queue "default-queue"
+    add /spec/replicatedJobs/1/template/spec/template/metadata {"labels":{"kai.scheduler/queue":"default-queue"}}
 
 KIND    APIVERSION                NAMESPACE  WORKLOADS  SKIPPED  VIOLATING  VIOLATIONS  PATCHED  OPERATIONS
 Job     batch/v1                  research   0          4        0          0           0        0
-JobSet  jobset.x-k8s.io/v1alpha2  research   2          0        0          0           2        2
+JobSet  jobset.x-k8s.io/v1alpha2  research   2          0        0          0           2        6
 Pod     v1                        research   0          4        0          0           0        0
-total                                        2          8        0          0           2        2
+total                                        2          8        0          0           2        6
 2 workloads audited, 0 violate the label policy, 2 would be patched
 )");
   CHECK(report["workloads"][1]["name"] == "evil" + title);
