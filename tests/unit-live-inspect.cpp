@@ -3,9 +3,10 @@
 // prints it, in text and JSON; its `list` row; pods no selector places; another JobSet's pods left out;
 // kinds resolved by kind, singular, plural, group-qualified name and short name; kinds the cluster does not
 // serve; the API server's 403 and 404 answers; terminal control sequences in the cluster's text, escaped
-// in `inspect`, `list` and `audit`; and two cluster Kartas of different kinds. Longer than 500 lines
-// because its cases share one fixture cluster (about 160 lines: the seed's JobSet, Jobs and pods written
-// as their controllers write them, label for label) and compare whole outputs, pasted as golden text.
+// in `inspect`, `list` and `audit`; and two cluster Kartas of different kinds.
+// Longer than 500 lines because its cases share one fixture cluster (about 160 lines: the seed's JobSet,
+// Jobs and pods written as their controllers write them, label for label) and compare whole outputs,
+// pasted as golden text.
 
 #include <doctest/doctest.h>
 
