@@ -11,6 +11,7 @@
 
 #include "cli/inspect.h"
 #include "json/documents.h"
+#include "k8s/terminal_text.h"
 #include "kube/discovery.h"
 #include "kube/json_fields.h"
 #include "kube/kube_connection.h"
@@ -248,7 +249,8 @@ AuditReport audit_files(const std::vector<std::string>& files, const AdmissionSt
   return report;
 }
 
-std::string render_audit(const json& report) {
+std::string render_audit(const json& raw_report) {
+  const json report = terminal_strings(raw_report);  // names, label values and the server's errors are others' text
   std::ostringstream out;
   out << "audit of " << report["source"].get<std::string>() << " (label policy: "
       << report["labelPolicy"].get<std::string>() << ")\n";
@@ -347,7 +349,7 @@ AuditReport AuditCommand::audit_connected_cluster(const AdmissionState& state, s
   options.page_size = page_size_;
   // A progress line, rewritten in place, only for a person watching a terminal.
   bool terminal = isatty(STDERR_FILENO) == 1;
-  if (terminal) options.progress = [&](const std::string& line) { err << "\r\033[K" << line << std::flush; };
+  if (terminal) options.progress = [&](const std::string& line) { err << "\r\033[K" << terminal_text(line) << std::flush; };
   AuditReport report = audit_cluster(client, state, options);
   if (terminal) err << "\r\033[K" << std::flush;
   return report;
@@ -361,7 +363,7 @@ int AuditCommand::run(const AdmissionState& state, std::ostream& out, std::ostre
   try {
     report.emplace(files_.empty() ? audit_connected_cluster(state, err) : audit_files(files_, state));
   } catch (const std::runtime_error& e) {  // ApiError, KubeConfigError, InputError: no report at all
-    err << "karta-webhook audit: " << e.what() << "\n";
+    err << "karta-webhook audit: " << terminal_text(e.what()) << "\n";
     return 2;
   }
   json document = report->to_json();

@@ -93,7 +93,8 @@ AuditReport audit_cluster(kube::ApiClient& client, const AdmissionState& state, 
 // *.yml and *.json files).
 AuditReport audit_files(const std::vector<std::string>& files, const AdmissionState& state);
 
-// The report as text: each workload with its violations and what the patch sets, then the summary table.
+// The report as text: each workload with its violations and what the patch sets, then the summary table;
+// every string of the report escaped for the terminal (k8s/terminal_text.h).
 std::string render_audit(const json& report);
 
 // The `audit` subcommand and its flags; --definitions and --policy are the caller's (shared with the

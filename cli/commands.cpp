@@ -14,6 +14,7 @@
 #include "cli/live_inspect.h"
 #include "definitions/suspend.h"
 #include "json/documents.h"
+#include "k8s/terminal_text.h"
 #include "runtime/logging.h"
 #include "runtime/webhook.h"
 #include "server/cpu_budget.h"
@@ -61,13 +62,13 @@ int mutate_offline(const CommonOptions& common, const std::string& manifest, std
     AdmissionRequest request = request_for_object(document.value);
     AdmissionResult result = AdmissionService::mutate(request, *state);
     std::string name = request.namespace_name.empty() ? request.name : request.namespace_name + "/" + request.name;
-    out << "# " << document.source << ": " << request.kind.to_string() << " " << name << ": ";
+    out << "# " << terminal_text(document.source + ": " + request.kind.to_string() + " " + name) << ": ";
     if (result.outcome.starts_with("skipped")) {
       out << "not mutated (" << result.outcome.substr(8) << ")\n";
       continue;
     }
     out << result.decision.patch_operations() << " patch operations\n";
-    for (const auto& note : result.notes) out << "# note: " << note << "\n";
+    for (const auto& note : result.notes) out << "# note: " << terminal_text(note) << "\n";
     out << result.decision.patch.value().dump(2) << "\n";
   }
   return 0;
@@ -86,9 +87,9 @@ int validate_offline(const std::vector<std::string>& names, const std::vector<st
       ++definitions, ++in_file;
       DefinitionReport report = validate_definition(document.value, lookup);
       std::string name = document.value.value("metadata", json::object()).value("name", "");
-      out << document.source << " " << name << ": " << (report.ok() ? "valid" : "INVALID") << "\n";
-      for (const auto& fault : report.faults) out << "  fault: " << fault << "\n";
-      for (const auto& warning : report.warnings) out << "  warning: " << warning << "\n";
+      out << terminal_text(document.source + " " + name) << ": " << (report.ok() ? "valid" : "INVALID") << "\n";
+      for (const auto& fault : report.faults) out << "  fault: " << terminal_text(fault) << "\n";
+      for (const auto& warning : report.warnings) out << "  warning: " << terminal_text(warning) << "\n";
       if (!report.ok()) ++faulty;
     }
     if (in_file == 0) {
@@ -108,8 +109,10 @@ int inspect_offline(const CommonOptions& common, const std::string& manifest, co
     AdmissionRequest request = request_for_object(document.value);
     const CompiledDefinition* definition = state->catalog.find(request.kind);
     if (definition == nullptr) {
-      if (output == "text") out << "# " << document.source << ": " << request.kind.to_string() << " " << request.name
-                                << ": no definition for this kind\n\n";
+      if (output == "text") {
+        out << "# " << terminal_text(document.source + ": " + request.kind.to_string() + " " + request.name)
+            << ": no definition for this kind\n\n";
+      }
       continue;
     }
     json report = inspect_workload(document.value, *definition, state->policy.gpu.resource_names);
@@ -265,7 +268,7 @@ int run_command_line(int argc, char** argv, std::ostream& out, std::ostream& err
     if (*resume_command) return suspend_offline(common, resume_manifest, SuspendDirection::Resume, out);
     if (audit.chosen()) return audit.run(*load_state(common, 1), out, err);
   } catch (const std::exception& e) {
-    err << "karta-webhook: " << e.what() << "\n";
+    err << "karta-webhook: " << terminal_text(e.what()) << "\n";
     return 1;
   }
   return 0;

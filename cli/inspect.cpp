@@ -8,6 +8,7 @@
 #include "definitions/suspend.h"
 #include "definitions/workload.h"
 #include "k8s/quantity.h"
+#include "k8s/terminal_text.h"
 
 namespace karta {
 namespace {
@@ -124,7 +125,8 @@ json inspect_workload(const json& object, const CompiledDefinition& definition, 
   return report;
 }
 
-std::string render_inspection(const json& report) {
+std::string render_inspection(const json& raw_report) {
+  const json report = terminal_strings(raw_report);  // names, instance ids, conditions and notes are the manifest's
   std::ostringstream out;
   std::string name = report["name"].get<std::string>();
   if (!report["namespace"].get<std::string>().empty()) name = report["namespace"].get<std::string>() + "/" + name;
@@ -165,14 +167,14 @@ std::string render_columns(const std::vector<std::vector<std::string>>& rows) {
   std::vector<std::size_t> widths;
   for (const auto& row : rows) {
     if (widths.size() < row.size()) widths.resize(row.size(), 0);
-    for (std::size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], row[i].size());
+    for (std::size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], terminal_width(row[i]));
   }
   std::string text;
   for (const auto& row : rows) {
     std::string line;
     for (std::size_t i = 0; i < row.size(); ++i) {
       line += row[i];
-      if (i + 1 < row.size()) line += std::string(widths[i] - row[i].size() + 2, ' ');
+      if (i + 1 < row.size()) line += std::string(widths[i] - terminal_width(row[i]) + 2, ' ');
     }
     while (!line.empty() && line.back() == ' ') line.pop_back();
     text += line + "\n";

@@ -19,10 +19,12 @@ using json = nlohmann::json;
 json inspect_workload(const json& object, const CompiledDefinition& definition,
                       const std::vector<std::string>& gpu_names);
 
-// The report as text: a tree, then a resources table.
+// The report as text: a tree, then a resources table; every string of the report escaped for the
+// terminal (k8s/terminal_text.h).
 std::string render_inspection(const json& report);
 
-// Rows as aligned columns two spaces apart, trailing spaces trimmed, one line each.
+// Rows as aligned columns two spaces apart, trailing spaces trimmed, one line each. The cells are text
+// already escaped for the terminal, and a column is as wide as its widest cell's terminal_width.
 std::string render_columns(const std::vector<std::vector<std::string>>& rows);
 
 }  // namespace karta

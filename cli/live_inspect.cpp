@@ -9,6 +9,7 @@
 #include "definitions/pod_attribution.h"
 #include "definitions/workload.h"
 #include "json/json_document.h"
+#include "k8s/terminal_text.h"
 #include "kube/api_client.h"
 #include "kube/api_path.h"
 #include "kube/discovery.h"
@@ -78,7 +79,12 @@ struct Cluster {
     if (auto kartas = discovery.resolve("run.ai", "v1alpha1", "Karta")) {
       try {
         kube::list_all(client, kartas->collection_path(), {}, [&](kube::ListPage& page) {
-          for (auto& item : page.items) sources.kartas[metadata_string(item, "name")] = std::move(item);
+          for (auto& item : page.items) {
+            // The name first: json's operator= takes its argument by value and C++17 evaluates the right
+            // side first, so `kartas[name(item)] = std::move(item)` would key every Karta by "".
+            std::string name = metadata_string(item, "name");
+            sources.kartas[name] = std::move(item);
+          }
         });
       } catch (const kube::ApiError& e) {
         notes.push_back("the cluster's Karta objects were not read (" + api_failure("list", "kartas.run.ai", "", e) +
@@ -142,7 +148,7 @@ std::vector<std::string> pod_label_selectors(const CompiledDefinition& definitio
 }
 
 void print_notes(const std::vector<std::string>& notes, std::ostream& err) {
-  for (const auto& note : notes) err << "note: " << note << "\n";
+  for (const auto& note : notes) err << "note: " << terminal_text(note) << "\n";
 }
 
 }  // namespace
@@ -150,7 +156,7 @@ void print_notes(const std::vector<std::string>& notes, std::ostream& err) {
 int inspect_live(const LiveOptions& options, std::ostream& out, std::ostream& err) {
   auto slash = options.target.find('/');
   if (slash == std::string::npos || slash == 0 || slash + 1 == options.target.size()) {
-    err << "karta-webhook: inspect wants KIND/NAME (jobset/demo), not \"" << options.target << "\"\n";
+    err << "karta-webhook: inspect wants KIND/NAME (jobset/demo), not \"" << terminal_text(options.target) << "\"\n";
     return 1;
   }
   const std::string kind_name = options.target.substr(0, slash), name = options.target.substr(slash + 1);
@@ -171,7 +177,7 @@ int inspect_live(const LiveOptions& options, std::ostream& out, std::ostream& er
   }
   if (!resource) {
     print_notes(cluster.notes, err);
-    err << "karta-webhook: the server doesn't have a resource type \"" << kind_name << "\"\n";
+    err << "karta-webhook: the server doesn't have a resource type \"" << terminal_text(kind_name) << "\"\n";
     return 1;
   }
   // The definition of the resolved version, or of another version of the kind that the cluster serves.
@@ -187,7 +193,7 @@ int inspect_live(const LiveOptions& options, std::ostream& out, std::ostream& er
   }
   if (definition == nullptr) {
     print_notes(cluster.notes, err);
-    err << "karta-webhook: no Karta definition for " << resource->kind << " (" << resource->api_version()
+    err << "karta-webhook: no Karta definition for " << terminal_text(resource->kind + " (" + resource->api_version())
         << "): neither the built-in catalog, --definitions nor the cluster's Kartas describe it\n";
     return 1;
   }
@@ -198,7 +204,7 @@ int inspect_live(const LiveOptions& options, std::ostream& out, std::ostream& er
     object = cluster.client.get(resource->object_path(ns, name));
   } catch (const kube::ApiError& e) {
     print_notes(cluster.notes, err);
-    err << "karta-webhook: " << api_failure("get", what, where(*resource, ns), e) << "\n";
+    err << "karta-webhook: " << terminal_text(api_failure("get", what, where(*resource, ns), e)) << "\n";
     return 1;
   }
   try {
@@ -213,7 +219,7 @@ int inspect_live(const LiveOptions& options, std::ostream& out, std::ostream& er
     }
   } catch (const kube::ApiError& e) {
     print_notes(cluster.notes, err);
-    err << "karta-webhook: " << api_failure("list", "pods", " in namespace " + ns, e) << "\n";
+    err << "karta-webhook: " << terminal_text(api_failure("list", "pods", " in namespace " + ns, e)) << "\n";
     return 1;
   }
   OwnerWalk walk = cluster.owner_walk();
@@ -284,10 +290,12 @@ int list_live(const LiveOptions& options, std::ostream& out, std::ostream& err) 
   if (options.output == "json") {
     out << json{{"items", items}, {"count", items.size()}}.dump(2) << "\n";
   } else if (items.empty()) {
-    err << (options.all_namespaces ? "No workloads found in any namespace.\n" : "No workloads found in namespace " + ns + ".\n");
+    err << (options.all_namespaces ? "No workloads found in any namespace.\n"
+                                   : "No workloads found in namespace " + terminal_text(ns) + ".\n");
   } else {
     std::vector<std::vector<std::string>> rows{{"NAMESPACE", "NAME", "KIND", "PHASE", "COMPONENTS", "GPU", "AGE"}};
-    for (const auto& item : items) {
+    for (const auto& raw_item : items) {
+      const json item = terminal_strings(raw_item);  // names and phases are the cluster's text
       std::string components;
       for (const auto& c : item["components"]) {
         components += (components.empty() ? "" : ", ") + c["name"].get<std::string>() + "(" +
@@ -346,7 +354,7 @@ std::optional<int> LiveCommands::run(const std::vector<std::string>& definitions
   try {
     return options == &list_options_ ? list_live(*options, out, err) : inspect_live(*options, out, err);
   } catch (const std::exception& e) {
-    err << "karta-webhook: " << e.what() << "\n";
+    err << "karta-webhook: " << terminal_text(e.what()) << "\n";
     return 1;
   }
 }

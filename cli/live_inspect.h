@@ -28,7 +28,8 @@ using json = nlohmann::json;
 json describe_live_workload(const json& object, const CompiledDefinition& definition, const std::string& origin,
                             const std::vector<json>& pods, const std::vector<std::string>& gpu_names);
 
-// The view as text, laid out as `kli describe` lays it out (columns as kubectl's tab writer aligns them).
+// The view as text, laid out as `kli describe` lays it out (columns as kubectl's tab writer aligns them),
+// every string of the view escaped for the terminal (k8s/terminal_text.h).
 std::string render_live_workload(const json& view, std::chrono::system_clock::time_point now);
 
 // How kubectl prints an age (k8s.io/apimachinery duration.HumanDuration): "20s", "3m", "5h12m", "3d4h".

@@ -18,6 +18,7 @@ std::string workload_phase(DefinitionEvaluation& evaluation);
 
 // Rows laid out as kubectl's tab writer lays them out (printers.GetNewTabWriter: minimum width 6,
 // padding 3): every cell but the last of a row padded to its column's width; trailing blanks trimmed.
+// The cells are text already escaped for the terminal; a cell is as wide as its terminal_width.
 std::string align(const std::vector<std::vector<std::string>>& rows);
 
 // The age of an object created at `created` (RFC 3339, UTC), as human_duration prints it; "<unknown>"

@@ -24,6 +24,7 @@
 #include "json/json_document.h"
 #include "k8s/quantity.h"
 #include "k8s/resources.h"
+#include "k8s/terminal_text.h"
 
 namespace karta {
 
@@ -104,10 +105,6 @@ struct Tally {
 };
 
 // ---- Text ----
-
-std::size_t display_width(const std::string& s) {
-  return static_cast<std::size_t>(std::count_if(s.begin(), s.end(), [](char c) { return (c & 0xC0) != 0x80; }));
-}
 
 std::string gpu_cell(const json& resources) {
   double gpus = resources["gpus"].get<double>();
@@ -212,7 +209,7 @@ std::string align(const std::vector<std::vector<std::string>>& rows) {
   for (const auto& row : rows) {
     for (std::size_t c = 0; c + 1 < row.size(); ++c) {
       if (widths.size() <= c) widths.resize(c + 1, 6);
-      widths[c] = std::max(widths[c], display_width(row[c]) + 3);
+      widths[c] = std::max(widths[c], terminal_width(row[c]) + 3);
     }
   }
   std::string out;
@@ -220,7 +217,7 @@ std::string align(const std::vector<std::vector<std::string>>& rows) {
     std::string line;
     for (std::size_t c = 0; c < row.size(); ++c) {
       line += row[c];
-      if (c + 1 < row.size()) line += std::string(widths[c] - display_width(row[c]), ' ');
+      if (c + 1 < row.size()) line += std::string(widths[c] - terminal_width(row[c]), ' ');
     }
     while (!line.empty() && line.back() == ' ') line.pop_back();
     out += line + "\n";
@@ -333,7 +330,8 @@ json describe_live_workload(const json& object, const CompiledDefinition& defini
   return view;
 }
 
-std::string render_live_workload(const json& view, std::chrono::system_clock::time_point now) {
+std::string render_live_workload(const json& raw_view, std::chrono::system_clock::time_point now) {
+  const json view = terminal_strings(raw_view);  // names, reasons and notes are the cluster's text
   std::ostringstream out;
   std::string namespace_name = view["namespace"].get<std::string>();
   out << view["kind"].get<std::string>() << "/" << view["name"].get<std::string>() << "   namespace: "

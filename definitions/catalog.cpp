@@ -8,7 +8,11 @@
 namespace karta {
 
 void Catalog::add(std::shared_ptr<const CompiledDefinition> definition) {
-  by_kind_[std::string(lookup_key(definition->root_kind()))] = std::move(definition);
+  // The key before the move: safe either way with shared_ptr, whose move assignment takes a reference,
+  // but `map[key(x)] = std::move(x)` reads a moved-from x when the assignment takes its argument by value
+  // (json's does; cli/live_inspect.cpp lost every cluster Karta but one that way).
+  std::string key(lookup_key(definition->root_kind()));
+  by_kind_[std::move(key)] = std::move(definition);
 }
 
 // The key of `kind`, written into a per-thread buffer: a lookup on every admission allocates nothing.

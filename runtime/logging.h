@@ -14,6 +14,10 @@ namespace karta {
 // message quoting a hostile label value or a multi-line jq error is still one parseable line.
 std::unique_ptr<spdlog::formatter> json_log_formatter();
 
+// 2026-12-02T00:53:25.123 warning MESSAGE: the message escaped for the terminal the log is read on
+// (k8s/terminal_text.h), so that a quoted hostile value neither acts on it nor starts a line of its own.
+std::unique_ptr<spdlog::formatter> text_log_formatter();
+
 // Installs the default logger on stderr. `format` is "json" or "text"; `level` is spdlog's name
 // (trace, debug, info, warn, error).
 void configure_logging(const std::string& format, const std::string& level);

@@ -2,9 +2,11 @@
 // pod x 4 GPUs, a worker Job of 2 pods x 4 GPUs, three running ready pods) printed as `kli describe`
 // prints it, in text and JSON; its `list` row; pods no selector places; another JobSet's pods left out;
 // kinds resolved by kind, singular, plural, group-qualified name and short name; kinds the cluster does not
-// serve; and the API server's 403 and 404 answers. Longer than 500 lines because its cases share one
-// fixture cluster (about 160 lines: the seed's JobSet, Jobs and pods written as their controllers write
-// them, label for label) and compare whole `inspect` outputs, pasted as golden text.
+// serve; the API server's 403 and 404 answers; terminal control sequences in the cluster's text, escaped
+// in `inspect`, `list` and `audit`; and two cluster Kartas of different kinds.
+// Longer than 500 lines because its cases share one fixture cluster (about 160 lines: the seed's JobSet,
+// Jobs and pods written as their controllers write them, label for label) and compare whole outputs,
+// pasted as golden text.
 
 #include <doctest/doctest.h>
 
@@ -14,10 +16,14 @@
 #include <string>
 #include <vector>
 
+#include "admission/admission_service.h"
+#include "cli/audit.h"
 #include "cli/commands.h"
 #include "cli/live_inspect.h"
+#include "kube/api_client.h"
 #include "support/fake_api_server.h"
 #include "support/kube_fixtures.h"
+#include "support/terminal_controls.h"
 #include "support/test_support.h"
 
 using karta::json;
@@ -164,6 +170,18 @@ worker      2          8     0     0
 TOTAL       3          12    0     0
 )";
 
+// What `list` notes on the fixture cluster: every kind of the built-in catalog but JobSet, Job and Pod
+// is not served.
+std::string unserved_kind_notes() {
+  std::string notes;
+  for (const auto& definition : test::builtin_catalog().definitions()) {
+    const auto& kind = definition->root_kind();
+    if (kind.kind == "JobSet" || kind.kind == "Job" || kind.kind == "Pod") continue;
+    notes += "note: " + kind.kind + " (" + kind.api_version() + ") is not served by the cluster: skipped\n";
+  }
+  return notes;
+}
+
 const std::string kDemoDescribe = R"(JobSet/demo   namespace: research   definition: jobset-v1alpha2 (catalog)   age: 20s
 
 `-- replicatedjob                   3/3 ready   gpu: 12   runai-cluster-worker-0-0
@@ -269,12 +287,7 @@ TEST_CASE("list prints one row per workload; Jobs and pods of the JobSet are not
   CHECK(run.code == 0);
   CHECK(run.out == "NAMESPACE   NAME   KIND     PHASE     COMPONENTS             GPU   AGE\n"
                    "research    demo   JobSet   Running   leader(1), worker(2)   12    20s\n");
-  std::string notes;
-  for (const auto& definition : test::builtin_catalog().definitions()) {
-    const auto& kind = definition->root_kind();
-    if (kind.kind == "JobSet" || kind.kind == "Job" || kind.kind == "Pod") continue;
-    notes += "note: " + kind.kind + " (" + kind.api_version() + ") is not served by the cluster: skipped\n";
-  }
+  const std::string notes = unserved_kind_notes();
   CHECK(run.err == notes);
 
   SUBCASE("as JSON") {
@@ -561,4 +574,189 @@ TEST_CASE("a pod that is not ready says why: the scheduler's reason, the pod's, 
         |-- demo-worker-0-0-j9pdc   Failed (Evicted)           gpu: 4    runai-cluster-worker-0-0
         `-- demo-worker-1-0-rrsxz   Succeeded (PodCompleted)   gpu: 4    runai-cluster-worker-0-0
 )" + kDemoPhaseAndResources);
+}
+
+TEST_CASE("ESC, BEL and CSI sequences in names, instance ids, nodes and pod reasons reach inspect, list and audit escaped") {
+  const std::string title = "\x1b]0;pwned\x07";  // OSC 0: sets the window title, ended by BEL
+  const std::string clear = "\x1b[2J";           // CSI 2 J: clears the screen
+  const std::string csi8 = "\xc2\x9b";           // U+009B, the 8-bit CSI
+  json demo = demo_jobset();
+  demo["spec"]["replicatedJobs"][0]["name"] = "leader" + title;
+  demo["spec"]["replicatedJobs"][1]["name"] = "worker" + clear;
+  json evil = demo;
+  evil["metadata"]["name"] = "evil" + title;
+  evil["metadata"]["uid"] = "uid-evil";
+  // The seed's pods, on a node whose name holds the 8-bit CSI, told to the instances by their label. Their
+  // Jobs keep plain names: the owner lookups GET them by name.
+  auto of_instance = [](json pod, const std::string& instance) {
+    pod["metadata"]["labels"]["jobset.sigs.k8s.io/replicatedjob-name"] = instance;
+    return pod;
+  };
+  std::vector<json> pod_objects = {
+      of_instance(jobset_pod("demo-leader-0-0-" + clear, "demo", "leader", 0, "node-" + csi8), "leader" + title),
+      of_instance(jobset_pod("demo-worker-0-0-j9pdc", "demo", "worker", 0, "node-" + csi8), "worker" + clear),
+      of_instance(jobset_pod("demo-worker-1-0-rrsxz", "demo", "worker", 1, ""), "worker" + clear),
+      of_instance(jobset_pod("demo-ps-0-0-" + title, "demo", "ps", 0, "node-" + csi8), "ps" + clear)};
+  pod_objects[2]["status"]["conditions"][0]["reason"] = title + "Unschedulable";
+  pod_objects[2]["status"]["conditions"][0]["message"] = "0/3 nodes are available: " + clear + csi8 + "31m";
+  std::vector<json> job_objects = demo_jobs();
+  job_objects.push_back(job("demo", "uid-demo", "ps", 0));
+  Cluster cluster({demo, evil}, job_objects, pod_objects);
+
+  Run inspected = inspect(cluster.options("jobset/demo"));
+  CHECK(inspected.code == 0);
+  CHECK(inspected.err == "");
+  CHECK(inspected.out == R"(JobSet/demo   namespace: research   definition: jobset-v1alpha2 (catalog)   age: 20s
+
+`-- replicatedjob                   2/3 ready                             gpu: 12   node-\u009b
+    |-- leader^[]0;pwned\a          1/1 ready                             gpu: 4    node-\u009b
+    |   `-- demo-leader-0-0-^[[2J   Running                               gpu: 4    node-\u009b
+    `-- worker^[[2J                 1/2 ready                             gpu: 8    node-\u009b
+        |-- demo-worker-0-0-j9pdc   Running                               gpu: 4    node-\u009b
+        `-- demo-worker-1-0-rrsxz   Pending (^[]0;pwned\aUnschedulable)   gpu: 4    <none>
+
+Pods of this workload no podSelector places:
+`-- demo-ps-0-0-^[]0;pwned\a   Running   gpu: 4   node-\u009b   component replicatedjob: instance id "ps^[[2J" is not one of the workload's (leader^[]0;pwned\a, worker^[[2J)
+
+Phase: Running
+
+Resources:
+COMPONENT            REPLICAS   GPU   CPU   MEMORY
+leader^[]0;pwned\a   1          4     0     0
+worker^[[2J          2          8     0     0
+TOTAL                3          12    0     0
+)");
+  CHECK(test::terminal_controls(inspected.out) == "");
+
+  karta::LiveOptions json_options = cluster.options("jobset/demo");
+  json_options.output = "json";
+  json view = json::parse(inspect(json_options).out);
+  const json& instances = view["components"][0]["instances"];
+  CHECK(instances[0]["name"] == "leader" + title);
+  CHECK(instances[0]["pods"][0]["name"] == "demo-leader-0-0-" + clear);
+  CHECK(instances[0]["nodes"] == json{"node-" + csi8});
+  CHECK(instances[1]["name"] == "worker" + clear);
+  CHECK(instances[1]["pods"][1]["reason"] == title + "Unschedulable");
+  CHECK(view["unplaced"][0]["name"] == "demo-ps-0-0-" + title);
+
+  Run listed = list(cluster.options());
+  CHECK(listed.code == 0);
+  CHECK(listed.err == unserved_kind_notes());
+  CHECK(listed.out == R"(NAMESPACE   NAME               KIND     PHASE     COMPONENTS                              GPU   AGE
+research    demo               JobSet   Running   leader^[]0;pwned\a(1), worker^[[2J(2)   12    20s
+research    evil^[]0;pwned\a   JobSet   Running   leader^[]0;pwned\a(1), worker^[[2J(2)   12    20s
+)");
+  CHECK(test::terminal_controls(listed.out) == "");
+  json_options = cluster.options();
+  json_options.output = "json";
+  json items = json::parse(list(json_options).out)["items"];
+  CHECK(items[1]["name"] == "evil" + title);
+  CHECK(items[1]["components"] == json{{{"name", "leader" + title}, {"replicas", 1}}, {{"name", "worker" + clear}, {"replicas", 2}}});
+
+  karta::AdmissionState state;
+  state.catalog = test::builtin_catalog();
+  state.policy = test::policy_from_yaml("scheduling:\n  queue: {label: kai.scheduler/queue, default: default-queue}\n");
+  karta::kube::ApiClient client(cluster.server.connection());
+  json report = karta::audit_cluster(client, state, {.namespace_name = "research", .page_size = 500, .progress = {}}).to_json();
+  std::string audited = karta::render_audit(report);
+  CHECK(test::terminal_controls(audited) == "");
+  CHECK(audited.substr(audited.find("\nJobSet ")) == R"(
+JobSet research/demo (jobset.x-k8s.io/v1alpha2)
+  patch: 3 operations
+    add /metadata/labels/kai.scheduler~1queue "default-queue"
+    add /spec/replicatedJobs/0/template/spec/template/metadata/labels/kai.scheduler~1queue "default-queue"
+    add /spec/replicatedJobs/1/template/spec/template/metadata {"labels":{"kai.scheduler/queue":"default-queue"}}
+
+JobSet research/evil^[]0;pwned\a (jobset.x-k8s.io/v1alpha2)
+  patch: 3 operations
+    add /metadata/labels/kai.scheduler~1queue "default-queue"
+    add /spec/replicatedJobs/0/template/spec/template/metadata/labels/kai.scheduler~1queue "default-queue"
+    add /spec/replicatedJobs/1/template/spec/template/metadata {"labels":{"kai.scheduler/queue":"default-queue"}}
+
+KIND    APIVERSION                NAMESPACE  WORKLOADS  SKIPPED  VIOLATING  VIOLATIONS  PATCHED  OPERATIONS
+Job     batch/v1                  research   0          4        0          0           0        0
+JobSet  jobset.x-k8s.io/v1alpha2  research   2          0        0          0           2        6
+Pod     v1                        research   0          4        0          0           0        0
+total                                        2          8        0          0           2        6
+2 workloads audited, 0 violate the label policy, 2 would be patched
+)");
+  CHECK(report["workloads"][1]["name"] == "evil" + title);
+}
+
+TEST_CASE("two cluster Kartas of different kinds both define their kind: list shows both, inspect resolves both") {
+  // Regression: the Kartas were keyed by `kartas[name(item)] = std::move(item)`, which reads the name of
+  // a moved-from item; every Karta landed under "", and only the last one listed (Beta) was used.
+  auto karta_of = [](const std::string& name, const std::string& kind, const std::string& component) {
+    return test::yaml(test::made_up_karta(name, kind) + R"(      statusDefinition:
+        phaseDefinition: {path: .status.phase}
+        statusMappings:
+          running: [{byPhase: Running}]
+    childComponents:
+      - name: )" + component + R"(
+        kind: {group: "", version: v1, kind: Pod}
+        ownerRef: )" + name + R"(
+        specDefinition: {podTemplateSpecPath: .spec.template}
+        scaleDefinition: {replicasPath: .spec.replicas}
+)");
+  };
+  auto gpu_limits = [](int gpus) { return json{{"limits", {{"nvidia.com/gpu", std::to_string(gpus)}}}}; };
+  auto workload = [&](const std::string& kind, const std::string& name, int replicas, int gpus) {
+    return json{{"apiVersion", "example.com/v1"}, {"kind", kind},
+                {"metadata", {{"name", name}, {"namespace", "research"}, {"uid", "uid-" + name}, {"creationTimestamp", kCreated}}},
+                {"spec", {{"replicas", replicas},
+                          {"template", {{"spec", {{"containers", {{{"name", "c"}, {"image", "x"}, {"resources", gpu_limits(gpus)}}}}}}}}}},
+                {"status", {{"phase", "Running"}}}};
+  };
+  auto pod_of = [&](const std::string& kind, const std::string& owner, int gpus, const std::string& node) {
+    return json{{"metadata", {{"name", owner + "-0"}, {"namespace", "research"},
+                              {"ownerReferences", {controller("example.com/v1", kind, owner, "uid-" + owner)}}}},
+                {"spec", {{"nodeName", node}, {"containers", {{{"name", "c"}, {"resources", gpu_limits(gpus)}}}}}},
+                {"status", {{"phase", "Running"}, {"conditions", {{{"type", "Ready"}, {"status", "True"}}}}}}};
+  };
+  Cluster cluster({}, {}, {pod_of("Alpha", "a1", 1, "node-a"), pod_of("Beta", "b1", 2, "node-b")});
+  cluster.server.add(karta_of("alpha", "Alpha", "worker"));
+  cluster.server.add(karta_of("beta", "Beta", "server"));
+  cluster.server.serve({.group = "example.com", .version = "v1", .kind = "Alpha", .plural = "alphas", .singular = "alpha"},
+                       {workload("Alpha", "a1", 2, 1)});
+  cluster.server.serve({.group = "example.com", .version = "v1", .kind = "Beta", .plural = "betas", .singular = "beta"},
+                       {workload("Beta", "b1", 1, 2)});
+
+  Run listed = list(cluster.options());
+  CHECK(listed.code == 0);
+  CHECK(listed.err == unserved_kind_notes());
+  CHECK(listed.out == R"(NAMESPACE   NAME   KIND    PHASE     COMPONENTS   GPU   AGE
+research    a1     Alpha   Running   worker(2)    2     20s
+research    b1     Beta    Running   server(1)    2     20s
+)");
+
+  Run alpha = inspect(cluster.options("alpha/a1"));
+  CHECK(alpha.code == 0);
+  CHECK(alpha.err == "");
+  CHECK(alpha.out == R"(Alpha/a1   namespace: research   definition: alpha (cluster)   age: 20s
+
+`-- worker     1/2 ready   gpu: 2   node-a
+    `-- a1-0   Running     gpu: 1   node-a
+
+Phase: Running
+
+Resources:
+COMPONENT   REPLICAS   GPU   CPU   MEMORY
+worker      2          2     0     0
+TOTAL       2          2     0     0
+)");
+  Run beta = inspect(cluster.options("beta/b1"));
+  CHECK(beta.code == 0);
+  CHECK(beta.err == "");
+  CHECK(beta.out == R"(Beta/b1   namespace: research   definition: beta (cluster)   age: 20s
+
+`-- server     1/1 ready   gpu: 2   node-b
+    `-- b1-0   Running     gpu: 2   node-b
+
+Phase: Running
+
+Resources:
+COMPONENT   REPLICAS   GPU   CPU   MEMORY
+server      1          2     0     0
+TOTAL       1          2     0     0
+)");
 }
