@@ -521,6 +521,8 @@ TEST_CASE("a Grove-like definition selecting cliques with index($n) validates ag
                             "      kind: {group: grove.io, version: v1alpha1, kind: PodCliqueSet}\n"
                             "      statusDefinition:\n"
                             "        conditionsDefinition: {path: .status.conditions}\n"
+                            "        statusMappings:\n"
+                            "          running: [{byConditions: [{type: Ready, status: 'True'}]}]\n"
                             "    childComponents:\n"
                             "      - name: clique\n"
                             "        kind: {group: grove.io, version: v1alpha1, kind: PodClique}\n"
