@@ -318,7 +318,7 @@ TEST_CASE("the kubeconfig files: --kubeconfig alone, else $KUBECONFIG's split at
 
 TEST_CASE("$KUBECONFIG with a cluster file, a user file and a missing file merges into a working connection") {
   test::TempDir dir;
-  FakeApiServer server(dir.path / "server", {karta_object("a")});
+  FakeApiServer server(dir.path, {karta_object("a")});
   KubeconfigVariable variable(split_kubeconfig(dir.path / "kube", server.connection()).c_str());
   kube::KubeConnection connection = kube::load_kubeconfig(kube::kubeconfig_files(""));
   // Each file's relative paths are its own: ca.pem beside cluster.yaml, token beside user/user.yaml.
