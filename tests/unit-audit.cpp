@@ -17,7 +17,6 @@
 #include "json/documents.h"
 #include "kube/api_client.h"
 #include "support/fake_api_server.h"
-#include "support/kube_fixtures.h"
 #include "support/test_support.h"
 
 using karta::json;
@@ -497,25 +496,4 @@ TEST_CASE("karta-webhook audit --kubeconfig exits 1 on an enforce-mode violation
   std::string bad = test::run_command(test::binary_path().string() + " audit -f " + (dir.path / "bad.yaml").string() + " 2>&1", &code);
   CHECK(code == 2);
   CHECK(bad.find("bad.yaml") != std::string::npos);
-}
-
-TEST_CASE("karta-webhook audit reads every file of $KUBECONFIG, merged, and no longer takes a:b for one path") {
-  test::TempDir dir;
-  test::FakeApiServer server(dir.path, {});
-  std::string kubeconfig = test::kube_fixtures::split_kubeconfig(dir.path / "kube", server.connection());
-  int code = -1;
-  std::string audit = test::binary_path().string() + " audit -o json";
-  json report = json::parse(test::run_command("KUBECONFIG=" + kubeconfig + " " + audit + " 2>/dev/null", &code));
-  CHECK(code == 0);
-  CHECK(report["workloads"] == json::array());
-  // Discovery and the LISTs went to the cluster file's server with the user file's token.
-  REQUIRE_FALSE(server.received().empty());
-  CHECK(server.received()[0].target == "/api");
-  for (const auto& request : server.received()) CHECK(request.authorization == "Bearer sesame");
-  // None of the files there: no cluster to audit, status 2.
-  std::string a = (dir.path / "a").string(), b = (dir.path / "b").string();
-  std::string none = test::run_command("KUBECONFIG=" + a + ":" + b + " " + audit + " 2>&1", &code);
-  CHECK(code == 2);
-  CHECK(none == "karta-webhook audit: audit: no cluster (give --kubeconfig, --in-cluster or -f FILES): no kubeconfig: "
-                "none of the files $KUBECONFIG names exists (" + a + ", " + b + ")\n");
 }
