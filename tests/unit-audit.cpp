@@ -1,6 +1,8 @@
 // `karta-webhook audit` against the fake API server: a few hundred workloads of five kinds, listed in
 // small pages, with seeded label-policy violations and missing hints; owned ReplicaSets that are skipped;
-// kinds of the catalog the cluster does not serve; an RBAC denial. And `audit -f` over the corpus.
+// kinds of the catalog the cluster does not serve; an RBAC denial; the cluster's own Kartas, merged and
+// checked as `serve` does. And `audit -f` over the corpus. Longer than 500 lines because the cluster
+// Karta cases share this file's seeded workloads and policy states.
 
 #include <doctest/doctest.h>
 
@@ -17,7 +19,6 @@
 #include "json/documents.h"
 #include "kube/api_client.h"
 #include "support/fake_api_server.h"
-#include "support/kube_fixtures.h"
 #include "support/test_support.h"
 
 using karta::json;
@@ -643,24 +644,4 @@ TEST_CASE("an audit that may not read the cluster's Kartas says so, uses the oth
   std::string text = karta::render_audit(document);
   CHECK(text.find("\n  Karta (run.ai/v1alpha1): NOT LISTED: " + error + "\n") != std::string::npos);
   CHECK(text.ends_with("the audit is incomplete: a kind could not be listed\n"));
-
-TEST_CASE("karta-webhook audit reads every file of $KUBECONFIG, merged, and no longer takes a:b for one path") {
-  test::TempDir dir;
-  test::FakeApiServer server(dir.path, {});
-  std::string kubeconfig = test::kube_fixtures::split_kubeconfig(dir.path / "kube", server.connection());
-  int code = -1;
-  std::string audit = test::binary_path().string() + " audit -o json";
-  json report = json::parse(test::run_command("KUBECONFIG=" + kubeconfig + " " + audit + " 2>/dev/null", &code));
-  CHECK(code == 0);
-  CHECK(report["workloads"] == json::array());
-  // Discovery and the LISTs went to the cluster file's server with the user file's token.
-  REQUIRE_FALSE(server.received().empty());
-  CHECK(server.received()[0].target == "/api");
-  for (const auto& request : server.received()) CHECK(request.authorization == "Bearer sesame");
-  // None of the files there: no cluster to audit, status 2.
-  std::string a = (dir.path / "a").string(), b = (dir.path / "b").string();
-  std::string none = test::run_command("KUBECONFIG=" + a + ":" + b + " " + audit + " 2>&1", &code);
-  CHECK(code == 2);
-  CHECK(none == "karta-webhook audit: audit: no cluster (give --kubeconfig, --in-cluster or -f FILES): no kubeconfig: "
-                "none of the files $KUBECONFIG names exists (" + a + ", " + b + ")\n");
 }

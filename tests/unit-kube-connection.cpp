@@ -404,3 +404,24 @@ TEST_CASE("no kubeconfig file at all is a NoKubeconfigError; a missing --kubecon
   CHECK(error_of([&] { kube::load_kubeconfig(kube::kubeconfig_files("")); }) ==
         a + ": current-context: not set, and no context was named");
 }
+
+TEST_CASE("karta-webhook audit reads every file of $KUBECONFIG, merged, and no longer takes a:b for one path") {
+  test::TempDir dir;
+  test::FakeApiServer server(dir.path, {});
+  std::string kubeconfig = test::kube_fixtures::split_kubeconfig(dir.path / "kube", server.connection());
+  int code = -1;
+  std::string audit = test::binary_path().string() + " audit -o json";
+  json report = json::parse(test::run_command("KUBECONFIG=" + kubeconfig + " " + audit + " 2>/dev/null", &code));
+  CHECK(code == 0);
+  CHECK(report["workloads"] == json::array());
+  // Discovery and the LISTs went to the cluster file's server with the user file's token.
+  REQUIRE_FALSE(server.received().empty());
+  CHECK(server.received()[0].target == "/api");
+  for (const auto& request : server.received()) CHECK(request.authorization == "Bearer sesame");
+  // None of the files there: no cluster to audit, status 2.
+  std::string a = (dir.path / "a").string(), b = (dir.path / "b").string();
+  std::string none = test::run_command("KUBECONFIG=" + a + ":" + b + " " + audit + " 2>&1", &code);
+  CHECK(code == 2);
+  CHECK(none == "karta-webhook audit: audit: no cluster (give --kubeconfig, --in-cluster or -f FILES): no kubeconfig: "
+                "none of the files $KUBECONFIG names exists (" + a + ", " + b + ")\n");
+}

@@ -10,6 +10,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <sstream>
@@ -476,9 +477,12 @@ TEST_CASE("inspect and list read every file of $KUBECONFIG, merged as kubectl me
   CHECK(described.code == 0);
   CHECK(described.out == kDemoDescribe);
   CHECK(listed.code == 0);
-  // The namespace is the merged context's: research.
-  CHECK(listed.out.starts_with("NAME   KIND     PHASE     COMPONENTS             GPU   AGE\n"
-                               "demo   JobSet   Running   leader(1), worker(2)   12    "));
+  CHECK(listed.out == "NAMESPACE   NAME   KIND     PHASE     COMPONENTS             GPU   AGE\n"
+                      "research    demo   JobSet   Running   leader(1), worker(2)   12    20s\n");
+  // In the merged context's namespace, research.
+  auto targets = cluster.server.targets();
+  CHECK(std::find(targets.begin(), targets.end(), "/apis/jobset.x-k8s.io/v1alpha2/namespaces/research/jobsets?limit=500") !=
+        targets.end());
   for (const auto& request : cluster.server.received()) CHECK(request.authorization == "Bearer sesame");
 }
 
