@@ -326,6 +326,7 @@ TEST_CASE("a server that repeats its continue token leaves the watcher unsynced,
   // The second try waited at least the first backoff (jitter only adds to it).
   REQUIRE(received.size() >= 3);
   CHECK(received[2].at - received[1].at >= 50ms);
+}
 
 TEST_CASE("a 410 on every watch makes LISTs that wait longer each time, up to the cap, and delivers only changes") {
   // Issue 26: the backoff was reset by every LIST, so a server whose watches all answer 410 got a LIST
