@@ -470,7 +470,24 @@ DefinitionParse parse_karta_definition(const json& original, const std::string& 
     }
     if (metadata != nullptr) read_extensions(*metadata, definition, faults);
   }  // readers report unknown fields as they go out of scope
-  if (schema_faulty ? repeated.empty() : faults.empty()) structure_rules(definition, faults);
+  if (!schema_faulty) {
+    if (faults.empty()) structure_rules(definition, faults);
+  } else if (repeated.empty()) {
+    // The structure rules may find what the schema already said at the same place (two components of
+    // one name are also a duplicate entry of the list, keyed by name): only the rest is new.
+    std::vector<DefinitionFault> structure;
+    structure_rules(definition, structure);
+    const std::size_t schema_count = faults.size();
+    for (auto& fault : structure) {
+      bool repeats = false;
+      for (std::size_t i = 0; i < schema_count && !repeats; ++i) {
+        const std::string& at = faults[i].field;
+        repeats = fault.field == at ||
+                  (fault.field.starts_with(at) && (fault.field[at.size()] == '.' || fault.field[at.size()] == '['));
+      }
+      if (!repeats) faults.push_back(std::move(fault));
+    }
+  }
   if (definition.name.empty() && definition.root.kind) definition.name = definition.root.kind->kind;
   if (faults.empty()) {
     result.definition = std::move(definition);
