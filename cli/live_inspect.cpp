@@ -51,9 +51,9 @@ std::string api_failure(const std::string& verb, const std::string& what, const 
   return "cannot " + verb + " " + what + place + ": " + e.what();
 }
 
-// A name taken from the cluster, quoted and escaped for a note: an ownerReference's name may hold any
-// bytes, control characters included.
-std::string quoted(const std::string& name) { return "\"" + kube::printable(name) + "\""; }
+// A name taken from the cluster, quoted for a note. It may hold any bytes (an ownerReference's name,
+// control characters included): print_notes() escapes every note for the terminal, once.
+std::string quoted(const std::string& name) { return "\"" + name + "\""; }
 
 class FailedCommand : public std::runtime_error {
  public:
@@ -116,9 +116,9 @@ struct Cluster {
         if (!resource) return std::nullopt;
         return client.get(resource->object_path(namespace_name, ref.name));
       } catch (const kube::ApiError& e) {
-        notes.push_back("the owner chain of " + climbing + " ends at " + kube::printable(ref.kind.kind) +
+        notes.push_back("the owner chain of " + climbing + " ends at " + ref.kind.kind +
                         " " + quoted(ref.name) + ", which could not be read: " +
-                        (e.status() == 404 ? std::string("not found") : kube::printable(e.what())));
+                        (e.status() == 404 ? std::string("not found") : std::string(e.what())));
         return std::nullopt;
       }
     });
@@ -127,7 +127,7 @@ struct Cluster {
   // Names `object` in the notes of the owner walk that follows.
   void climb_from(const json& object) {
     const std::string ns = metadata_string(object, "namespace");
-    climbing = kube::printable(string_or_empty(member_or_null(object, "kind"))) + " " +
+    climbing = string_or_empty(member_or_null(object, "kind")) + " " +
                quoted(metadata_string(object, "name")) + (ns.empty() ? "" : " in namespace " + ns);
   }
 };
@@ -167,13 +167,13 @@ int inspect_live(const LiveOptions& options, std::ostream& out, std::ostream& er
     resource = cluster.discovery.resolve(kind_name);
   } catch (const kube::ApiError& e) {
     print_notes(cluster.notes, err);
-    err << "karta-webhook: " << kube::printable(e.what()) << "\n";
+    err << "karta-webhook: " << terminal_text(e.what()) << "\n";
     return 1;
   }
   // kubectl warns of the group versions it passed over, as memcache.go's "couldn't get resource list".
   for (const auto& failure : cluster.discovery.failures()) {
-    err << "warning: couldn't get resource list for " << kube::printable(failure.group_version) << ": "
-        << kube::printable(failure.error) << "\n";
+    err << "warning: couldn't get resource list for " << terminal_text(failure.group_version + ": " + failure.error)
+        << "\n";
   }
   if (!resource) {
     print_notes(cluster.notes, err);
@@ -252,7 +252,7 @@ int list_live(const LiveOptions& options, std::ostream& out, std::ostream& err) 
       resource = cluster.discovery.resolve(kind.group, kind.version, kind.kind);
     } catch (const kube::ApiError& e) {
       cluster.notes.push_back(kind.kind + " (" + kind.api_version() + ") could not be discovered: " +
-                              kube::printable(e.what()) + ": skipped");
+                              e.what() + ": skipped");
       continue;
     }
     if (!resource || !resource->supports("list")) {
