@@ -185,6 +185,8 @@ class Drafter {
     y_.comment(0, "- the labels the operator puts on its pods (an idPath below is a placeholder), and gang scheduling (none).");
     for (const SchemaSteps& shared : found.shared)
       y_.comment(0, "Not a pod: " + code(jq_path(shared)) + " holds pod fields shared by the components below it.");
+    for (const SchemaSteps& group : found.groups)
+      y_.comment(0, "Not a pod of its own: " + code(jq_path(group)) + " overrides fields of the pod that holds it, as a group of it.");
   }
 
   void extensions() {
@@ -338,6 +340,9 @@ class Drafter {
         break;
       case PodShape::PodSpec:
         y_.comment(6, code(at) + " is a PodSpec: an object with `containers`");
+        if (steps.size() > 1 && steps[steps.size() - 2].node != nullptr && property(*steps[steps.size() - 2].node, "resources") != nullptr)
+          y_.comment(6, "unsure: " + code(jq_path(steps, steps.size() - 1)) + " has `resources` of its own; if the operator "
+                        "builds the pod from that object, describe it with fragmentedPodSpecDefinition instead");
         break;
       case PodShape::Fragmented: {
         std::string fields;

@@ -71,10 +71,22 @@ class Finder {
       steps.pop_back();
     }
     if (!fragmented) return;
-    if (found.places.size() > before) {
-      found.shared.push_back(steps);
-    } else {
+    // Pods spelt out again in a list or map below this one are groups of it (Milvus's
+    // `components.proxy.groups[]`: each group's labels override the component's, whose fields reach every
+    // group's pods), so this one is the pod. Pods below it in named fields are components it holds the
+    // defaults of (Milvus's `.spec.components`), so it is not one.
+    auto is_group = [&](const PodPlace& place) {
+      return place.shape == PodShape::Fragmented &&
+             std::any_of(place.steps.begin() + static_cast<std::ptrdiff_t>(steps.size()), place.steps.end(),
+                         [](const SchemaStep& step) { return step.kind != SchemaStep::Kind::Field; });
+    };
+    const auto below = found.places.begin() + static_cast<std::ptrdiff_t>(before);
+    if (below == found.places.end() || std::all_of(below, found.places.end(), is_group)) {
+      for (auto it = below; it != found.places.end(); ++it) found.groups.push_back(it->steps);
+      found.places.erase(below, found.places.end());
       found.places.push_back({PodShape::Fragmented, steps});
+    } else {
+      found.shared.push_back(steps);
     }
   }
 };

@@ -37,6 +37,9 @@ struct PodPlaces {
   // Objects with pod fields of their own that hold fragmented places below them: defaults shared by
   // those (Milvus's .spec.components), not pods themselves.
   std::vector<SchemaSteps> shared;
+  // Pods spelt out in a list or map inside a fragmented place (Milvus's `.spec.components.proxy.groups[]`):
+  // groups of that place, not places of their own.
+  std::vector<SchemaSteps> groups;
 };
 
 // The places of an openAPIV3Schema (the object's root), in field-name order; `metadata` and `status` of
