@@ -1,5 +1,5 @@
-// Drafting a Karta from a CRD (karta_draft.h says what is inferred from what). The YAML is written here,
-// line by line, because every inferred value carries a comment and no YAML library here writes comments.
+// Drafting a Karta from a CRD (karta_draft.h says what is inferred from what): the child components here,
+// the root's status and suspend in root_draft.cpp, the YAML written line by line by draft_yaml.
 
 #include "generate/karta_draft.h"
 
@@ -10,7 +10,9 @@
 #include <sstream>
 #include <vector>
 
+#include "generate/draft_yaml.h"
 #include "generate/pod_places.h"
+#include "generate/root_draft.h"
 #include "json/documents.h"
 #include "k8s/terminal_text.h"
 #include "validate/crd_schema_nodes.h"
@@ -18,60 +20,21 @@
 namespace karta {
 namespace {
 
+using draft_yaml::code;
+using draft_yaml::lower;
+using draft_yaml::quoted;
+using draft_yaml::scalar;
+using draft_yaml::Yaml;
+
 using crd_schema_nodes::member;
 using crd_schema_nodes::property;
 using crd_schema_nodes::property_names;
 using crd_schema_nodes::type_of;
 
-std::string lower(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return text;
-}
-
-std::string quoted(const std::string& text) { return json(text).dump(-1, ' ', false, json::error_handler_t::replace); }
-
-// A YAML scalar: plain when it cannot be read as anything but that string, else double-quoted (JSON's
-// escapes are YAML's).
-std::string scalar(const std::string& text) {
-  static const std::set<std::string> kReserved = {"true", "false", "yes", "no", "on", "off", "null", "y", "n", "~"};
-  if (text.empty() || kReserved.count(lower(text)) != 0) return quoted(text);
-  const unsigned char first = static_cast<unsigned char>(text[0]);
-  if (!(std::isalpha(first) || first == '.' || first == '_')) return quoted(text);
-  bool has_letter = false;
-  for (unsigned char c : text) {
-    if (!(std::isalnum(c) || c == '.' || c == '_' || c == '/' || c == '-' || c == '[' || c == ']')) return quoted(text);
-    has_letter = has_letter || std::isalpha(c);
-  }
-  return has_letter ? text : quoted(text);
-}
-
-// Places in comments, in backquotes, escaped as terminals show others' text (no line break can end the
-// comment early).
-std::string code(const std::string& text) { return "`" + terminal_text(text) + "`"; }
-
-class Yaml {
- public:
-  void line(int indent, const std::string& text) { out_ << std::string(static_cast<std::size_t>(indent), ' ') << text << "\n"; }
-  void comment(int indent, const std::string& text) { line(indent, "# " + text); }
-  std::string str() const { return out_.str(); }
-
- private:
-  std::ostringstream out_;
-};
-
 bool is_integer(const json* node) {
   if (node == nullptr) return false;
   const std::string type = type_of(*node);
   return type == "integer" || type == "int-or-string";
-}
-
-const json* schema_at(const json& root, std::initializer_list<const char*> fields) {
-  const json* node = &root;
-  for (const char* field : fields) {
-    node = property(*node, field);
-    if (node == nullptr) return nullptr;
-  }
-  return node;
 }
 
 // The components of the draft, one per place.
@@ -165,8 +128,8 @@ class Drafter {
     y_.line(4, "rootComponent:");
     y_.line(6, "name: " + scalar(root_name_));
     y_.line(6, "kind: {group: " + scalar(group_) + ", version: " + scalar(version_) + ", kind: " + scalar(kind_) + "}");
-    status();
-    suspend();
+    draft_status(y_, schema_);
+    draft_suspend(y_, schema_);
     y_.line(4, "childComponents:");
     for (const Component& component : components_) child(component);
     return y_.str();
@@ -209,124 +172,6 @@ class Drafter {
     y_.line(4, "karta-webhook.io/extensions: |");
     y_.line(6, "components:");
     for (const auto& text : lines) y_.line(6, text);
-  }
-
-  // The phase: a string enum of .status named phase, state or status, else one whose name ends so
-  // (jobDeploymentStatus); else a string named phase, state or status without listed values.
-  std::pair<std::string, const json*> phase_field(const json& status) const {
-    auto string_field = [&](const std::string& name, bool with_enum) -> const json* {
-      const json* field = property(status, name);
-      if (field == nullptr || type_of(*field) != "string") return nullptr;
-      return (member(*field, "enum") != nullptr) == with_enum ? field : nullptr;
-    };
-    for (const char* name : {"phase", "state", "status"})
-      if (const json* field = string_field(name, true)) return {name, field};
-    for (const std::string& name : property_names(status))
-      if (name.ends_with("Phase") || name.ends_with("State") || name.ends_with("Status"))
-        if (const json* field = string_field(name, true)) return {name, field};
-    for (const char* name : {"phase", "state", "status"})
-      if (const json* field = string_field(name, false)) return {name, field};
-    return {"", nullptr};
-  }
-
-  void status() {
-    static const json kNothing = json::object();
-    const json* status_node = property(schema_, "status");
-    const json& status = status_node != nullptr ? *status_node : kNothing;
-    const json* conditions = property(status, "conditions");
-    const json* items = conditions != nullptr ? member(*conditions, "items") : nullptr;
-    const bool has_conditions = items != nullptr && items->is_object() && property(*items, "type") != nullptr &&
-                                property(*items, "status") != nullptr;
-    auto [phase_name, phase] = phase_field(status);
-    y_.line(6, "statusDefinition:");
-    if (has_conditions) {
-      y_.comment(8, code(".status.conditions") + " is a list of Kubernetes conditions (type, status)");
-      y_.line(8, "conditionsDefinition:");
-      y_.line(10, "path: .status.conditions");
-    }
-    std::vector<std::pair<std::string, std::vector<std::string>>> mappings;
-    std::vector<std::string> unmapped;
-    if (phase != nullptr) {
-      std::vector<std::string> values;
-      if (const json* listed = member(*phase, "enum"); listed != nullptr && listed->is_array())
-        for (const json& value : *listed)
-          if (value.is_string()) values.push_back(value.get<std::string>());
-      std::string text;
-      for (const auto& value : values) text += (text.empty() ? "" : ", ") + value;
-      y_.comment(8, code(".status." + phase_name) + " is a string" +
-                        (values.empty() ? " whose values the schema does not list" : " of the values " + terminal_text(text)));
-      y_.line(8, "phaseDefinition:");
-      y_.line(10, "path: " + scalar(jq_path({{SchemaStep::Kind::Field, "status", false, nullptr},
-                                              {SchemaStep::Kind::Field, phase_name, false, nullptr}})));
-      for (const auto& value : values) {
-        const std::string state = status_for(value);
-        if (state.empty()) {
-          unmapped.push_back(value);
-          continue;
-        }
-        auto it = std::find_if(mappings.begin(), mappings.end(), [&](const auto& m) { return m.first == state; });
-        if (it == mappings.end()) mappings.push_back({state, {value}});
-        else it->second.push_back(value);
-      }
-    }
-    if (mappings.empty()) {
-      y_.comment(8, std::string(has_conditions || phase != nullptr
-                                    ? "the schema lists no condition types or phase values: map them by hand,"
-                                    : "the schema shows no conditions and no phase: map the status by hand,") +
-                        " e.g. running: [{byConditions: [{type: Ready, status: \"True\"}]}]");
-      y_.line(8, "statusMappings: {}");
-    } else {
-      y_.comment(8, "each value mapped to the status its name says; check them against the operator");
-      y_.line(8, "statusMappings:");
-      for (const auto& [state, phases] : mappings) {
-        y_.line(10, state + ":");
-        for (const auto& value : phases) y_.line(12, "- byPhase: " + scalar(value));
-      }
-    }
-    if (!unmapped.empty()) {
-      std::string text;
-      for (const auto& value : unmapped) text += (text.empty() ? "" : ", ") + value;
-      y_.comment(8, "not mapped (no status evidently matches): " + terminal_text(text));
-    }
-  }
-
-  static std::string status_for(const std::string& value) {
-    static const std::vector<std::pair<std::string, std::set<std::string>>> kStates = {
-        {"running", {"running", "healthy", "ready", "active", "available", "successful", "serving", "deployed"}},
-        {"initializing", {"pending", "initializing", "creating", "starting", "provisioning", "waiting", "scheduling", "deploying"}},
-        {"completed", {"succeeded", "completed", "complete", "finished", "done"}},
-        {"failed", {"failed", "error", "failure"}},
-        {"degraded", {"degraded", "unhealthy", "unavailable"}},
-        {"suspended", {"suspended", "paused", "stopped"}},
-        {"suspending", {"suspending", "stopping", "pausing"}},
-        {"resuming", {"resuming"}},
-    };
-    const std::string key = lower(value);
-    for (const auto& [state, names] : kStates)
-      if (names.count(key) != 0) return state;
-    return "";
-  }
-
-  void suspend() {
-    std::string path;
-    if (const json* field = schema_at(schema_, {"spec", "suspend"}); field != nullptr && type_of(*field) == "boolean") {
-      path = ".spec.suspend";
-    } else if (const json* spec = property(schema_, "spec")) {
-      for (const std::string& name : property_names(*spec)) {
-        const json* inner = property(*spec, name);
-        const json* field = inner != nullptr && type_of(*inner) == "object" ? property(*inner, "suspend") : nullptr;
-        if (field != nullptr && type_of(*field) == "boolean") {
-          path = jq_path({{SchemaStep::Kind::Field, "spec", false, spec}, {SchemaStep::Kind::Field, name, false, inner},
-                          {SchemaStep::Kind::Field, "suspend", false, field}});
-          break;
-        }
-      }
-    }
-    if (path.empty()) return;
-    y_.comment(6, code(path) + " is a boolean: set to suspend, cleared to resume");
-    y_.line(6, "suspendDefinition:");
-    y_.line(8, "suspendActions: [{path: " + scalar(path) + ", value: \"true\"}]");
-    y_.line(8, "resumeActions: [{path: " + scalar(path) + ", value: \"false\"}]");
   }
 
   void child(const Component& component) {
