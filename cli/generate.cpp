@@ -12,7 +12,8 @@
 namespace karta {
 
 GenerateCommand::GenerateCommand(CLI::App& app) {
-  command_ = app.add_subcommand("generate", "Draft a Karta from a CustomResourceDefinition, in a file or in the cluster");
+  command_ =
+      app.add_subcommand("generate", "Draft a Karta from a CustomResourceDefinition, in a file or in the cluster");
   command_->footer(
       "Examples:\n"
       "  karta-webhook generate -f tests/corpus/crds/pytorchjob.yaml > pytorchjob.karta.yaml\n"
@@ -22,9 +23,10 @@ GenerateCommand::GenerateCommand(CLI::App& app) {
   command_->add_option("name", name_, "Name of a CustomResourceDefinition in the cluster (plural.group)");
   command_->add_option("-f,--filename", file_, "File holding the CustomResourceDefinition")->check(CLI::ExistingFile);
   command_->add_option("--version", version_, "The version to draft (default: the storage version)");
-  command_->add_option("--kubeconfig", kubeconfig_,
-                       "Read the CRD from the cluster of this kubeconfig's current context (default: $KUBECONFIG's "
-                       "files, else ~/.kube/config)")
+  command_
+      ->add_option("--kubeconfig", kubeconfig_,
+                   "Read the CRD from the cluster of this kubeconfig's current context (default: $KUBECONFIG's "
+                   "files, else ~/.kube/config)")
       ->check(CLI::ExistingFile);
   command_->add_flag("--in-cluster", in_cluster_, "Read the CRD with the pod's own service account");
 }
@@ -48,7 +50,8 @@ int GenerateCommand::run(std::ostream& out, std::ostream& err) const {
         }
       }
       if (found != 1)
-        throw InputError(file_ + ": holds " + std::to_string(found) + " CustomResourceDefinitions; generate drafts one");
+        throw InputError(file_ + ": holds " + std::to_string(found) +
+                         " CustomResourceDefinitions; generate drafts one");
     } else {
       kube::KubeConnection connection =
           in_cluster_ ? kube::in_cluster_connection() : kube::load_kubeconfig(kube::kubeconfig_files(kubeconfig_));

@@ -13,13 +13,15 @@ json uncovered_kinds(const std::vector<json>& crds, const std::function<bool(con
     if (!crd.is_object() || !crd.contains("spec") || !crd["spec"].is_object()) continue;
     const json& spec = crd["spec"];
     const json names = spec.value("names", json::object());
-    if (!spec.value("group", json()).is_string() || !names.is_object() || !names.value("kind", json()).is_string()) continue;
+    if (!spec.value("group", json()).is_string() || !names.is_object() || !names.value("kind", json()).is_string())
+      continue;
     const std::string group = spec["group"].get<std::string>();
     const std::string kind = names["kind"].get<std::string>();
     const json metadata = crd.value("metadata", json::object());
-    const std::string name = metadata.is_object() && metadata.value("name", json()).is_string()
-                                 ? metadata["name"].get<std::string>()
-                                 : names.value("plural", json("")).is_string() ? names.value("plural", std::string()) + "." + group : group;
+    const std::string name =
+        metadata.is_object() && metadata.value("name", json()).is_string() ? metadata["name"].get<std::string>()
+        : names.value("plural", json("")).is_string() ? names.value("plural", std::string()) + "." + group
+                                                      : group;
     std::vector<std::string> served;
     if (spec.contains("versions") && spec["versions"].is_array()) {
       for (const json& version : spec["versions"])
@@ -33,7 +35,8 @@ json uncovered_kinds(const std::vector<json>& crds, const std::function<bool(con
     if (covered || served.empty()) continue;
     std::string version = storage_version(crd);
     const json* schema = version.empty() ? nullptr : version_schema(crd, version);
-    for (std::size_t i = 0; schema == nullptr && i < served.size(); ++i) schema = version_schema(crd, version = served[i]);
+    for (std::size_t i = 0; schema == nullptr && i < served.size(); ++i)
+      schema = version_schema(crd, version = served[i]);
     if (schema == nullptr) continue;
     json places = json::array();
     for (const PodPlace& place : find_pod_places(*schema).places)

@@ -19,7 +19,9 @@ std::string code(const std::string& text);
 
 class Yaml {
  public:
-  void line(int indent, const std::string& text) { out_ << std::string(static_cast<std::size_t>(indent), ' ') << text << "\n"; }
+  void line(int indent, const std::string& text) {
+    out_ << std::string(static_cast<std::size_t>(indent), ' ') << text << "\n";
+  }
   void comment(int indent, const std::string& text) { line(indent, "# " + text); }
   std::string str() const { return out_.str(); }
 

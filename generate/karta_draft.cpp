@@ -41,6 +41,7 @@ bool is_integer(const json* node) {
 struct Component {
   std::string name;
   const PodPlace* place = nullptr;
+  std::string named_after;  // the fields the name comes from, "" for the fallback `pod`
 };
 
 std::string base_name(const SchemaSteps& steps, std::size_t field_index) {
@@ -68,13 +69,18 @@ std::vector<Component> name_components(const std::vector<PodPlace>& places, cons
   for (const PodPlace& place : places) {
     std::vector<std::size_t> named;
     for (std::size_t i = place.steps.size(); i-- > 0;)
-      if (place.steps[i].kind == SchemaStep::Kind::Field && kGeneric.count(place.steps[i].name) == 0) named.push_back(i);
+      if (place.steps[i].kind == SchemaStep::Kind::Field && kGeneric.count(place.steps[i].name) == 0)
+        named.push_back(i);
     std::string name = named.empty() ? "pod" : base_name(place.steps, named[0]);
-    if (taken.count(name) != 0 && named.size() > 1) name = base_name(place.steps, named[1]) + "-" + name;
+    std::string named_after = named.empty() ? "" : "`" + place.steps[named[0]].name + "`";
+    if (taken.count(name) != 0 && named.size() > 1) {
+      name = base_name(place.steps, named[1]) + "-" + name;
+      named_after = "`" + place.steps[named[1]].name + "` and " + named_after;
+    }
     const std::string stem = name;
     for (int n = 2; taken.count(name) != 0; ++n) name = stem + "-" + std::to_string(n);
     taken.insert(name);
-    components.push_back({name, &place});
+    components.push_back({name, &place, terminal_text(named_after)});
   }
   return components;
 }
@@ -103,7 +109,8 @@ std::string collection_stream(const SchemaSteps& steps, std::size_t c) {
 
 class Drafter {
  public:
-  Drafter(const json& crd, std::string version, const json& schema) : crd_(crd), version_(std::move(version)), schema_(schema) {
+  Drafter(const json& crd, std::string version, const json& schema)
+      : crd_(crd), version_(std::move(version)), schema_(schema) {
     const json& spec = crd["spec"];
     group_ = spec["group"].get<std::string>();
     kind_ = spec["names"]["kind"].get<std::string>();
@@ -114,8 +121,9 @@ class Drafter {
   std::string draft() {
     PodPlaces found = find_pod_places(schema_);
     if (found.places.empty())
-      throw InputError("CustomResourceDefinition " + crd_name_ + " version " + version_ +
-                       ": its schema holds no pod template, pod spec or inline pod fields, so there is nothing to draft");
+      throw InputError(
+          "CustomResourceDefinition " + crd_name_ + " version " + version_ +
+          ": its schema holds no pod template, pod spec or inline pod fields, so there is nothing to draft");
     components_ = name_components(found.places, root_name_);
     header(found);
     y_.line(0, "apiVersion: run.ai/v1alpha1");
@@ -145,11 +153,14 @@ class Drafter {
     y_.comment(0, "The schema cannot say:");
     y_.comment(0, "- which kind the operator creates from each pod place (a Pod is assumed), nor which of them run");
     y_.comment(0, "  together (a mode field that turns components on and off is not read);");
-    y_.comment(0, "- the labels the operator puts on its pods (an idPath below is a placeholder), and gang scheduling (none).");
+    y_.comment(
+        0,
+        "- the labels the operator puts on its pods (an idPath below is a placeholder), and gang scheduling (none).");
     for (const SchemaSteps& shared : found.shared)
       y_.comment(0, "Not a pod: " + code(jq_path(shared)) + " holds pod fields shared by the components below it.");
     for (const SchemaSteps& group : found.groups)
-      y_.comment(0, "Not a pod of its own: " + code(jq_path(group)) + " overrides fields of the pod that holds it, as a group of it.");
+      y_.comment(0, "Not a pod of its own: " + code(jq_path(group)) +
+                        " overrides fields of the pod that holds it, as a group of it.");
   }
 
   void extensions() {
@@ -160,7 +171,8 @@ class Drafter {
       const std::string at = jq_path(component.place->steps);
       std::vector<std::string> fields;
       if (property(node, "tolerations") != nullptr) fields.push_back("tolerationsPath: " + scalar(at + ".tolerations"));
-      if (property(node, "nodeSelector") != nullptr) fields.push_back("nodeSelectorPath: " + scalar(at + ".nodeSelector"));
+      if (property(node, "nodeSelector") != nullptr)
+        fields.push_back("nodeSelectorPath: " + scalar(at + ".nodeSelector"));
       if (fields.empty()) continue;
       lines.push_back("  " + component.name + ":");
       for (const auto& field : fields) lines.push_back("    " + field);
@@ -185,18 +197,24 @@ class Drafter {
         break;
       case PodShape::PodSpec:
         y_.comment(6, code(at) + " is a PodSpec: an object with `containers`");
-        if (steps.size() > 1 && steps[steps.size() - 2].node != nullptr && property(*steps[steps.size() - 2].node, "resources") != nullptr)
-          y_.comment(6, "unsure: " + code(jq_path(steps, steps.size() - 1)) + " has `resources` of its own; if the operator "
-                        "builds the pod from that object, describe it with fragmentedPodSpecDefinition instead");
+        if (steps.size() > 1 && steps[steps.size() - 2].node != nullptr &&
+            property(*steps[steps.size() - 2].node, "resources") != nullptr)
+          y_.comment(6, "unsure: " + code(jq_path(steps, steps.size() - 1)) +
+                            " has `resources` of its own; if the operator "
+                            "builds the pod from that object, describe it with fragmentedPodSpecDefinition instead");
         break;
       case PodShape::Fragmented: {
         std::string fields;
-        for (const auto& field : crd_schema_nodes::inline_pod_fields(node)) fields += (fields.empty() ? "" : ", ") + field;
+        for (const auto& field : crd_schema_nodes::inline_pod_fields(node))
+          fields += (fields.empty() ? "" : ", ") + field;
         if (property(node, "podLabels") == nullptr) fields = "labels, " + fields;
-        y_.comment(6, code(at) + " spells a pod out field by field (" + terminal_text(fields) + ") and has no pod template");
+        y_.comment(
+            6, code(at) + " spells a pod out field by field (" + terminal_text(fields) + ") and has no pod template");
         break;
       }
     }
+    y_.comment(6, component.named_after.empty() ? "named `pod`: no field on the way to it names it"
+                                                : "named after " + component.named_after);
     y_.line(6, "- name: " + scalar(component.name));
     y_.comment(8, "assumed: the CRD does not say which kind the operator creates for these pods");
     y_.line(8, "kind: {group: \"\", version: v1, kind: Pod}");
@@ -225,8 +243,10 @@ class Drafter {
       if (property(node, "labels") == nullptr || property(node, "annotations") == nullptr) continue;
       const std::string path = jq_path(steps, k);
       if (auto owner = metadata_owners_.find(path); owner != metadata_owners_.end()) {
-        y_.comment(10, "no metadataPath: " + code(path) + ", the nearest object with `labels` and `annotations`, is "
-                           "already component " + terminal_text(owner->second) + "'s");
+        y_.comment(10, "no metadataPath: " + code(path) +
+                           ", the nearest object with `labels` and `annotations`, is "
+                           "already component " +
+                           terminal_text(owner->second) + "'s");
         return;
       }
       metadata_owners_[path] = component.name;
@@ -239,10 +259,14 @@ class Drafter {
 
   void fragmented(const std::string& at, const json& node) {
     y_.line(10, "fragmentedPodSpecDefinition:");
-    auto field = [&](const char* name, const std::string& path) { y_.line(12, std::string(name) + ": " + scalar(at + path)); };
+    auto field = [&](const char* name, const std::string& path) {
+      y_.line(12, std::string(name) + ": " + scalar(at + path));
+    };
     field("labelsPath", property(node, "podLabels") != nullptr ? ".podLabels" : ".labels");
-    if (property(node, "podAnnotations") != nullptr) field("annotationsPath", ".podAnnotations");
-    else if (property(node, "annotations") != nullptr) field("annotationsPath", ".annotations");
+    if (property(node, "podAnnotations") != nullptr)
+      field("annotationsPath", ".podAnnotations");
+    else if (property(node, "annotations") != nullptr)
+      field("annotationsPath", ".annotations");
     if (property(node, "schedulerName") != nullptr) field("schedulerNamePath", ".schedulerName");
     if (property(node, "resources") != nullptr) field("resourcesPath", ".resources");
     if (const json* affinity = property(node, "affinity")) {
@@ -250,7 +274,8 @@ class Drafter {
       if (property(*affinity, "podAffinity") != nullptr) field("podAffinityPath", ".affinity.podAffinity");
     }
     if (property(node, "priorityClassName") != nullptr) field("priorityClassNamePath", ".priorityClassName");
-    if (const json* image = property(node, "image"); image != nullptr && type_of(*image) == "string") field("imagePath", ".image");
+    if (const json* image = property(node, "image"); image != nullptr && type_of(*image) == "string")
+      field("imagePath", ".image");
   }
 
   void instance_ids(const SchemaSteps& steps) {
@@ -259,7 +284,8 @@ class Drafter {
     const std::string collection = jq_path(steps, c);
     if (steps[c].kind == SchemaStep::Kind::Values) {
       y_.comment(8, code(collection) + " is a map: its keys name the instances (in sorted order, as `[]` walks it)");
-      y_.line(8, "instanceIdPath: " + scalar(collection + (c > 0 && steps[c - 1].optional ? " // {}" : "") + " | keys[]"));
+      y_.line(8,
+              "instanceIdPath: " + scalar(collection + (c > 0 && steps[c - 1].optional ? " // {}" : "") + " | keys[]"));
       return instance_selector();
     }
     const json& element = *steps[c].node;
@@ -378,7 +404,8 @@ std::string draft_karta(const json& crd, const std::optional<std::string>& versi
       !spec["names"].value("kind", json()).is_string())
     throw InputError("CustomResourceDefinition " + name + ": spec.group and spec.names.kind are required");
   const std::string chosen = version ? *version : storage_version(crd);
-  if (chosen.empty()) throw InputError("CustomResourceDefinition " + name + ": it has no storage version; give --version");
+  if (chosen.empty())
+    throw InputError("CustomResourceDefinition " + name + ": it has no storage version; give --version");
   const json* schema = version_schema(crd, chosen);
   if (schema == nullptr)
     throw InputError("CustomResourceDefinition " + name + ": no served version " + chosen + " with a schema");

@@ -20,7 +20,8 @@ constexpr std::size_t kMaxDepth = 32;
 
 bool is_required(const json& node, const std::string& name) {
   const json* required = member(node, "required");
-  return required != nullptr && required->is_array() && std::find(required->begin(), required->end(), name) != required->end();
+  return required != nullptr && required->is_array() &&
+         std::find(required->begin(), required->end(), name) != required->end();
 }
 
 // A pod spelt out field by field: a labels map for its pods, and at least two pod-level fields beside it.
@@ -37,8 +38,9 @@ bool is_plain_field(const std::string& name) {
   for (char c : name)
     if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) return false;
   // jq 1.6 reads `.e1` as a number.
-  return !((name[0] == 'e' || name[0] == 'E') && name.size() > 1 &&
-           std::all_of(name.begin() + 1, name.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }));
+  return !(
+      (name[0] == 'e' || name[0] == 'E') && name.size() > 1 &&
+      std::all_of(name.begin() + 1, name.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }));
 }
 
 class Finder {
@@ -106,7 +108,8 @@ std::string jq_path(const SchemaSteps& steps, std::size_t count) {
   for (std::size_t i = 0; i < count; ++i) {
     const SchemaStep& step = steps[i];
     if (step.kind == SchemaStep::Kind::Field) {
-      out += is_plain_field(step.name) ? "." + step.name : "." + json(step.name).dump(-1, ' ', false, json::error_handler_t::replace);
+      out += is_plain_field(step.name) ? "." + step.name
+                                       : "." + json(step.name).dump(-1, ' ', false, json::error_handler_t::replace);
     } else {
       if (out.empty()) out = ".";
       out += (i > 0 && steps[i - 1].optional) ? "[]?" : "[]";

@@ -19,8 +19,8 @@ using json = nlohmann::json;
 struct SchemaStep {
   enum class Kind { Field, Items, Values };  // `.name`, a list's items, a map's values
   Kind kind = Kind::Field;
-  std::string name;         // Field only
-  bool optional = false;    // Field: not in its object's `required`
+  std::string name;            // Field only
+  bool optional = false;       // Field: not in its object's `required`
   const json* node = nullptr;  // the schema reached by this step
 };
 using SchemaSteps = std::vector<SchemaStep>;

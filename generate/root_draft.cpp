@@ -54,7 +54,8 @@ std::pair<std::string, const json*> phase_field(const json& status) {
 std::string status_for(const std::string& value) {
   static const std::vector<std::pair<std::string, std::set<std::string>>> kStates = {
       {"running", {"running", "healthy", "ready", "active", "available", "successful", "serving", "deployed"}},
-      {"initializing", {"pending", "initializing", "creating", "starting", "provisioning", "waiting", "scheduling", "deploying"}},
+      {"initializing",
+       {"pending", "initializing", "creating", "starting", "provisioning", "waiting", "scheduling", "deploying"}},
       {"completed", {"succeeded", "completed", "complete", "finished", "done"}},
       {"failed", {"failed", "error", "failure"}},
       {"degraded", {"degraded", "unhealthy", "unavailable"}},
@@ -94,8 +95,9 @@ void draft_status(Yaml& out, const json& schema) {
         if (value.is_string()) values.push_back(value.get<std::string>());
     std::string text;
     for (const auto& value : values) text += (text.empty() ? "" : ", ") + value;
-    out.comment(8, code(".status." + phase_name) + " is a string" +
-                      (values.empty() ? " whose values the schema does not list" : " of the values " + terminal_text(text)));
+    out.comment(
+        8, code(".status." + phase_name) + " is a string" +
+               (values.empty() ? " whose values the schema does not list" : " of the values " + terminal_text(text)));
     out.line(8, "phaseDefinition:");
     out.line(10, "path: " + scalar(jq_path({{SchemaStep::Kind::Field, "status", false, nullptr},
                                             {SchemaStep::Kind::Field, phase_name, false, nullptr}})));
@@ -106,15 +108,17 @@ void draft_status(Yaml& out, const json& schema) {
         continue;
       }
       auto it = std::find_if(mappings.begin(), mappings.end(), [&](const auto& m) { return m.first == state; });
-      if (it == mappings.end()) mappings.push_back({state, {value}});
-      else it->second.push_back(value);
+      if (it == mappings.end())
+        mappings.push_back({state, {value}});
+      else
+        it->second.push_back(value);
     }
   }
   if (mappings.empty()) {
     out.comment(8, std::string(has_conditions || phase != nullptr
-                                  ? "the schema lists no condition types or phase values: map them by hand,"
-                                  : "the schema shows no conditions and no phase: map the status by hand,") +
-                      " e.g. running: [{byConditions: [{type: Ready, status: \"True\"}]}]");
+                                   ? "the schema lists no condition types or phase values: map them by hand,"
+                                   : "the schema shows no conditions and no phase: map the status by hand,") +
+                       " e.g. running: [{byConditions: [{type: Ready, status: \"True\"}]}]");
     out.line(8, "statusMappings: {}");
   } else {
     out.comment(8, "each value mapped to the status its name says; check them against the operator");
@@ -140,7 +144,8 @@ void draft_suspend(Yaml& out, const json& schema) {
       const json* inner = property(*spec, name);
       const json* field = inner != nullptr && type_of(*inner) == "object" ? property(*inner, "suspend") : nullptr;
       if (field != nullptr && type_of(*field) == "boolean") {
-        path = jq_path({{SchemaStep::Kind::Field, "spec", false, spec}, {SchemaStep::Kind::Field, name, false, inner},
+        path = jq_path({{SchemaStep::Kind::Field, "spec", false, spec},
+                        {SchemaStep::Kind::Field, name, false, inner},
                         {SchemaStep::Kind::Field, "suspend", false, field}});
         break;
       }

@@ -18,8 +18,11 @@ namespace kube = karta::kube;
 
 namespace {
 
-const test::FakeResource kCrds{.group = "apiextensions.k8s.io", .version = "v1", .kind = "CustomResourceDefinition",
-                               .plural = "customresourcedefinitions", .singular = "customresourcedefinition",
+const test::FakeResource kCrds{.group = "apiextensions.k8s.io",
+                               .version = "v1",
+                               .kind = "CustomResourceDefinition",
+                               .plural = "customresourcedefinitions",
+                               .singular = "customresourcedefinition",
                                .namespaced = false};
 
 json data(const std::string& path) { return test::document(test::source_dir() / "tests/data" / path); }
@@ -81,7 +84,8 @@ TEST_CASE("audit --kubeconfig lists the served CRD with pods and no definition, 
 
 TEST_CASE("a Karta the audit does not load covers nothing: its kind is listed as uncovered") {
   json misspelt = data("trainer-karta.yaml");
-  misspelt["spec"]["structureDefinition"]["childComponents"][0]["specDefinition"]["podTemplateSpecPath"] = ".spec.wroker.template";
+  misspelt["spec"]["structureDefinition"]["childComponents"][0]["specDefinition"]["podTemplateSpecPath"] =
+      ".spec.wroker.template";
   test::TempDir dir;
   test::FakeApiServer server(dir.path, {misspelt});
   server.serve(kCrds, crds());

@@ -59,7 +59,8 @@ const std::map<std::string, KnownDifference>& known_differences() {
   // locates it (and says it is unsure, since the service entry has `resources` of its own); the catalog knows
   // the operator renders the pod from the whole entry (Dynamo's own `resources`, `extraPodMetadata`) and
   // describes the entry as a fragmented pod. The same services are found, one place deeper.
-  const std::string dynamo = "DynamoGraphDeployment v1alpha1: PodSpec `extraPodSpec` instead of the fragmented service entry";
+  const std::string dynamo =
+      "DynamoGraphDeployment v1alpha1: PodSpec `extraPodSpec` instead of the fragmented service entry";
   static const std::map<std::string, KnownDifference> differences = {
       {"dynamographdeployment-1.yaml#0",
        {dynamo,
@@ -78,7 +79,8 @@ const std::map<std::string, KnownDifference>& known_differences() {
 
 }  // namespace
 
-TEST_CASE("the Karta drafted from each corpus CRD locates on every sample of its kind what the built-in catalog locates") {
+TEST_CASE(
+    "the Karta drafted from each corpus CRD locates on every sample of its kind what the built-in catalog locates") {
   const fs::path corpus = *test::corpus_dir();
   std::map<std::string, std::size_t> compared;  // by CRD file
   std::set<std::string> differences_seen;
@@ -124,13 +126,22 @@ TEST_CASE("the Karta drafted from each corpus CRD locates on every sample of its
     }
   }
   // Every corpus CRD, with the number of sample objects of its kind (and of its versions).
-  const std::map<std::string, std::size_t> expected_counts = {
-      {"dynamographdeployment.yaml", 3}, {"inferenceservice.yaml", 3}, {"jobset.yaml", 3},
-      {"knativeservice.yaml", 5},        {"leaderworkerset.yaml", 3},  {"llminferenceservice.yaml", 3},
-      {"milvus.yaml", 3},                {"mpijob-v2beta1.yaml", 2},   {"mpijob.yaml", 1},
-      {"nimservice.yaml", 3},            {"podcliqueset.yaml", 3},     {"pytorchjob.yaml", 3},
-      {"raycluster.yaml", 3},            {"rayjob.yaml", 3},           {"rayservice.yaml", 3},
-      {"sandbox.yaml", 3}};
+  const std::map<std::string, std::size_t> expected_counts = {{"dynamographdeployment.yaml", 3},
+                                                              {"inferenceservice.yaml", 3},
+                                                              {"jobset.yaml", 3},
+                                                              {"knativeservice.yaml", 5},
+                                                              {"leaderworkerset.yaml", 3},
+                                                              {"llminferenceservice.yaml", 3},
+                                                              {"milvus.yaml", 3},
+                                                              {"mpijob-v2beta1.yaml", 2},
+                                                              {"mpijob.yaml", 1},
+                                                              {"nimservice.yaml", 3},
+                                                              {"podcliqueset.yaml", 3},
+                                                              {"pytorchjob.yaml", 3},
+                                                              {"raycluster.yaml", 3},
+                                                              {"rayjob.yaml", 3},
+                                                              {"rayservice.yaml", 3},
+                                                              {"sandbox.yaml", 3}};
   CHECK(json(compared) == json(expected_counts));
   CHECK(differences_seen.size() == known_differences().size());
 }
@@ -163,9 +174,9 @@ TEST_CASE("validate, run as a command, finds no fault in the drafts of the corpu
   std::size_t files = 0;
   for (const auto& crd_file : fs::directory_iterator(*test::corpus_dir() / "crds")) {
     int code = -1;
-    test::run_command(test::binary_path().string() + " generate -f " + crd_file.path().string() +
-                                                  " > " + (dir.path / crd_file.path().filename()).string(),
-                                              &code);
+    test::run_command(test::binary_path().string() + " generate -f " + crd_file.path().string() + " > " +
+                          (dir.path / crd_file.path().filename()).string(),
+                      &code);
     CHECK_MESSAGE(code == 0, crd_file.path().string());
     ++files;
   }

@@ -16,11 +16,16 @@ namespace test = karta::test;
 
 namespace {
 
-std::string expected(const std::string& name) { return test::read_text(test::source_dir() / "tests/data/generate" / name); }
+std::string expected(const std::string& name) {
+  return test::read_text(test::source_dir() / "tests/data/generate" / name);
+}
 json crd_file(const std::string& path) { return test::document(test::source_dir() / path); }
 
-const test::FakeResource kCrds{.group = "apiextensions.k8s.io", .version = "v1", .kind = "CustomResourceDefinition",
-                               .plural = "customresourcedefinitions", .singular = "customresourcedefinition",
+const test::FakeResource kCrds{.group = "apiextensions.k8s.io",
+                               .version = "v1",
+                               .kind = "CustomResourceDefinition",
+                               .plural = "customresourcedefinitions",
+                               .singular = "customresourcedefinition",
                                .namespaced = false};
 
 }  // namespace
@@ -36,19 +41,24 @@ TEST_CASE("generate drafts the whole Karta of a CRD: map of replica specs, lists
 TEST_CASE("karta-webhook generate -f prints the draft of the storage version, or of --version") {
   int code = -1;
   const std::string binary = test::binary_path().string();
-  CHECK(test::run_command(binary + " generate -f " + (test::source_dir() / "tests/data/generate/gizmo-crd.yaml").string(), &code) ==
+  CHECK(test::run_command(
+            binary + " generate -f " + (test::source_dir() / "tests/data/generate/gizmo-crd.yaml").string(), &code) ==
         expected("gizmo-v1.yaml"));
   CHECK(code == 0);
-  const std::string v1beta1 = test::run_command(
-      binary + " generate -f " + (test::source_dir() / "tests/data/generate/gizmo-crd.yaml").string() + " --version v1beta1", &code);
+  const std::string v1beta1 =
+      test::run_command(binary + " generate -f " +
+                            (test::source_dir() / "tests/data/generate/gizmo-crd.yaml").string() + " --version v1beta1",
+                        &code);
   CHECK(code == 0);
   CHECK(v1beta1 == karta::draft_karta(crd_file("tests/data/generate/gizmo-crd.yaml"), "v1beta1"));
   const json karta_object = test::yaml(v1beta1);
   CHECK(karta_object["metadata"]["name"] == "gizmo-v1beta1");
   CHECK(karta_object["spec"]["structureDefinition"]["childComponents"][0]["specDefinition"] ==
         json{{"podTemplateSpecPath", ".spec.template"}});
-  CHECK(v1beta1.rfind("# Drafted by `karta-webhook generate` from the CustomResourceDefinition gizmos.acme.example.com, "
-                      "version v1beta1.\n", 0) == 0);
+  CHECK(
+      v1beta1.rfind("# Drafted by `karta-webhook generate` from the CustomResourceDefinition gizmos.acme.example.com, "
+                    "version v1beta1.\n",
+                    0) == 0);
 }
 
 TEST_CASE("generate says why there is nothing to draft, and exits 1") {
@@ -56,13 +66,15 @@ TEST_CASE("generate says why there is nothing to draft, and exits 1") {
   const std::string binary = test::binary_path().string();
   const std::string widget = (test::source_dir() / "tests/data/generate/widget-crd.yaml").string();
   CHECK(test::run_command(binary + " generate -f " + widget + " 2>&1", &code) ==
-        "karta-webhook generate: " + widget + "#0: CustomResourceDefinition widgets.acme.example.com version v1: its "
-        "schema holds no pod template, pod spec or inline pod fields, so there is nothing to draft\n");
+        "karta-webhook generate: " + widget +
+            "#0: CustomResourceDefinition widgets.acme.example.com version v1: its "
+            "schema holds no pod template, pod spec or inline pod fields, so there is nothing to draft\n");
   CHECK(code == 1);
   const std::string gizmo = (test::source_dir() / "tests/data/generate/gizmo-crd.yaml").string();
   CHECK(test::run_command(binary + " generate -f " + gizmo + " --version v2 2>&1", &code) ==
-        "karta-webhook generate: " + gizmo + "#0: CustomResourceDefinition gizmos.acme.example.com: no served version v2 "
-        "with a schema\n");
+        "karta-webhook generate: " + gizmo +
+            "#0: CustomResourceDefinition gizmos.acme.example.com: no served version v2 "
+            "with a schema\n");
   CHECK(code == 1);
   const std::string sample = (test::source_dir() / "tests/corpus/samples/jobset-1.yaml").string();
   CHECK(test::run_command(binary + " generate -f " + sample + " 2>&1", &code) ==
@@ -88,12 +100,15 @@ TEST_CASE("a field name with a line break is quoted in the paths and escaped in 
   }
 }
 
-TEST_CASE("karta-webhook generate NAME --kubeconfig drafts the CRD the local API server serves, and names one it does not") {
+TEST_CASE(
+    "karta-webhook generate NAME --kubeconfig drafts the CRD the local API server serves, and names one it does not") {
   test::TempDir dir;
   test::FakeApiServer server(dir.path, {});
-  server.serve(kCrds, {crd_file("tests/data/generate/gizmo-crd.yaml"), crd_file("tests/data/generate/widget-crd.yaml")});
+  server.serve(kCrds,
+               {crd_file("tests/data/generate/gizmo-crd.yaml"), crd_file("tests/data/generate/widget-crd.yaml")});
   test::write_text(dir.path / "config", server.kubeconfig("default"));
-  const std::string command = test::binary_path().string() + " generate --kubeconfig " + (dir.path / "config").string() + " ";
+  const std::string command =
+      test::binary_path().string() + " generate --kubeconfig " + (dir.path / "config").string() + " ";
   int code = -1;
   CHECK(test::run_command(command + "gizmos.acme.example.com", &code) == expected("gizmo-v1.yaml"));
   CHECK(code == 0);
