@@ -17,6 +17,9 @@ using crd_schema_nodes::property;
 using crd_schema_nodes::property_names;
 
 constexpr std::size_t kMaxDepth = 32;
+// Schema nodes visited at most: a schema is a tree as the API server serves it, but a file's YAML aliases
+// can make one node reachable by exponentially many paths.
+constexpr std::size_t kMaxVisits = 200000;
 
 bool is_required(const json& node, const std::string& name) {
   const json* required = member(node, "required");
@@ -48,7 +51,7 @@ class Finder {
   PodPlaces found;
 
   void walk(const json& node, SchemaSteps& steps) {
-    if (steps.size() > kMaxDepth || !node.is_object()) return;
+    if (steps.size() > kMaxDepth || !node.is_object() || visits_++ >= kMaxVisits) return;
     if (!steps.empty()) {
       if (is_pod_template(node)) return found.places.push_back({PodShape::PodTemplateSpec, steps});
       if (is_pod_spec(node)) return found.places.push_back({PodShape::PodSpec, steps});
@@ -91,6 +94,9 @@ class Finder {
       found.shared.push_back(steps);
     }
   }
+
+ private:
+  std::size_t visits_ = 0;
 };
 
 }  // namespace
