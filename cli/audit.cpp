@@ -202,9 +202,10 @@ AuditReport audit_cluster(kube::ApiClient& client, const AdmissionState& base, c
   const AdmissionState& state = *merged;
   std::vector<json> crd_objects;
   for (const auto& [name, crd] : crds) crd_objects.push_back(crd);
-  report.set_uncovered(uncovered_kinds(crd_objects, [&](const GroupVersionKind& kind) {
-    return state.catalog.find(kind) != nullptr;
-  }));
+  json uncovered =
+      uncovered_kinds(crd_objects, [&](const GroupVersionKind& kind) { return state.catalog.find(kind) != nullptr; });
+  for (json& kind : uncovered) kind["command"] = "karta-webhook generate " + kind["crd"].get<std::string>();
+  report.set_uncovered(std::move(uncovered));
   for (const auto& [group_kind, defined] : kinds_by_group(state.catalog)) {
     // The cluster's preferred version among those defined, else the first it serves.
     std::optional<kube::ApiResource> resource;

@@ -47,8 +47,7 @@ json uncovered_kinds(const std::vector<json>& crds, const std::function<bool(con
                          {"kind", kind},
                          {"versions", served},
                          {"version", version},
-                         {"places", places},
-                         {"command", "karta-webhook generate " + name}});
+                         {"places", places}});
   }
   return uncovered;
 }
