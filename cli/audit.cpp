@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/inspect.h"
+#include "generate/coverage.h"
 #include "json/documents.h"
 #include "k8s/terminal_text.h"
 #include "kube/discovery.h"
@@ -122,7 +123,7 @@ json AuditReport::to_json() const {
   return {{"source", source_},       {"labelPolicy", policy_mode(state_->policy.label_policy)},
           {"kinds", kinds_},         {"workloads", workloads_},
           {"summary", summary},      {"totals", totals},
-          {"definitions", definitions_}, {"enforced", enforced()},
+          {"definitions", definitions_}, {"uncovered", uncovered_}, {"enforced", enforced()},
           {"complete", !incomplete_}};
 }
 
@@ -199,6 +200,12 @@ AuditReport audit_cluster(kube::ApiClient& client, const AdmissionState& base, c
   DefinitionCache cache(1);
   report.add_definitions(add_cluster_kartas(*merged, kartas, cache));
   const AdmissionState& state = *merged;
+  std::vector<json> crd_objects;
+  for (const auto& [name, crd] : crds) crd_objects.push_back(crd);
+  json uncovered =
+      uncovered_kinds(crd_objects, [&](const GroupVersionKind& kind) { return state.catalog.find(kind) != nullptr; });
+  for (json& kind : uncovered) kind["command"] = "karta-webhook generate " + kind["crd"].get<std::string>();
+  report.set_uncovered(std::move(uncovered));
   for (const auto& [group_kind, defined] : kinds_by_group(state.catalog)) {
     // The cluster's preferred version among those defined, else the first it serves.
     std::optional<kube::ApiResource> resource;
@@ -267,6 +274,18 @@ std::string render_audit(const json& raw_report) {
     out << "\nKarta " << definition["name"].get<std::string>()
         << (definition["loaded"].get<bool>() ? " (loaded: the paths at fault yield nothing)" : " (not loaded)") << "\n";
     for (const json& fault : definition["faults"]) out << "  fault: " << fault.get<std::string>() << "\n";
+  }
+  if (!report["uncovered"].empty()) {
+    out << "\nKinds with pods and no definition (their pods get no queue label and no policy check):\n";
+    for (const json& kind : report["uncovered"]) {
+      std::string versions;
+      for (const json& version : kind["versions"]) versions += (versions.empty() ? "" : ", ") + version.get<std::string>();
+      out << "  " << kind["kind"].get<std::string>() << " (" << kind["group"].get<std::string>() << ", versions "
+          << versions << "; CRD " << kind["crd"].get<std::string>() << ")\n";
+      for (const json& place : kind["places"])
+        out << "    " << place["shape"].get<std::string>() << " at " << place["path"].get<std::string>() << "\n";
+      out << "    draft its Karta: " << kind["command"].get<std::string>() << "\n";
+    }
   }
   for (const json& workload : report["workloads"]) {
     std::string name = workload["name"].get<std::string>();

@@ -48,6 +48,9 @@ struct AuditOptions {
 //  "definitions": [{"name", "faults": ["field: what is wrong", ...], "loaded": bool}] (cluster only: each
 //                  Karta of the cluster with faults, as /validate finds them; "loaded": whether the
 //                  audit, like serve, uses it),
+//  "uncovered": [{"crd", "group", "kind", "versions", "version", "places": [{"shape", "path"}], "command"}]
+//                (cluster only: each served CRD whose schema holds pods and that no definition covers,
+//                 generate/coverage.h),
 //  "enforced": bool, "complete": bool}
 // Workloads are listed only when they have a violation or a patch; every one audited is counted in the
 // summary. "skipped" counts objects owned by a controller whose kind has a definition.
@@ -62,6 +65,8 @@ class AuditReport {
   void add_kind(json entry, bool listed);
   // The cluster's Kartas as loading found them; those with faults are reported.
   void add_definitions(const std::vector<ClusterKartaCheck>& checks);
+  // The served kinds with pods and no definition (generate/coverage.h).
+  void set_uncovered(json uncovered) { uncovered_ = std::move(uncovered); }
   bool enforced() const;  // the label policy is on, in enforce mode
 
   json to_json() const;
@@ -75,6 +80,7 @@ class AuditReport {
   std::string source_;
   json kinds_ = json::array();
   json definitions_ = json::array();
+  json uncovered_ = json::array();
   json workloads_ = json::array();
   std::map<std::string, json> summary_;  // by "apiVersion kind namespace"
   bool incomplete_ = false;

@@ -10,6 +10,7 @@
 
 #include "admission/admission_service.h"
 #include "cli/audit.h"
+#include "cli/generate.h"
 #include "cli/inspect.h"
 #include "cli/live_inspect.h"
 #include "definitions/suspend.h"
@@ -241,6 +242,7 @@ int run_command_line(int argc, char** argv, std::ostream& out, std::ostream& err
   auto* resume_command = add_suspend_command(app, "resume", resume_manifest, common);
   AuditCommand audit(app);
   add_common_options(audit.command(), common);
+  GenerateCommand generate(app);
 
   try {
     app.parse(argc, argv);
@@ -267,6 +269,7 @@ int run_command_line(int argc, char** argv, std::ostream& out, std::ostream& err
     if (*suspend_command) return suspend_offline(common, suspend_manifest, SuspendDirection::Suspend, out);
     if (*resume_command) return suspend_offline(common, resume_manifest, SuspendDirection::Resume, out);
     if (audit.chosen()) return audit.run(*load_state(common, 1), out, err);
+    if (generate.chosen()) return generate.run(out, err);
   } catch (const std::exception& e) {
     err << "karta-webhook: " << terminal_text(e.what()) << "\n";
     return 1;

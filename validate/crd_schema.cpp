@@ -14,6 +14,8 @@ namespace crd_schema_checking {
 
 using crd_schema_nodes::describe;
 using crd_schema_nodes::is_opaque_object;
+using crd_schema_nodes::is_pod_spec;
+using crd_schema_nodes::is_pod_template;
 using crd_schema_nodes::is_scalar;
 using crd_schema_nodes::map_values;
 using crd_schema_nodes::member;
@@ -27,11 +29,6 @@ void Checker::check_shape(const Place& place, ExpectedShape expected, std::strin
   const std::string here = "`" + render(place.steps) + "`";
   const std::string type = type_of(node);
   const bool scalar_or_list = is_scalar(type) || type == "array";
-  auto is_pod_spec = [](const json& n) { return property(n, "containers") != nullptr; };
-  auto is_pod_template = [](const json& n) {
-    const json* spec = property(n, "spec");
-    return spec != nullptr && property(*spec, "containers") != nullptr;
-  };
   auto not_verified = [&](const std::string& what) {
     add(false, here + " is not verified as " + what + ": " + kind_ + "'s schema does not describe its fields");
   };

@@ -130,9 +130,6 @@ class Checker {
   // Walks `steps` from a known place, reporting what is wrong; the place reached, or Unverified.
   Place walk(Place place, const Steps& steps);
   std::string missing_field_message(const Place& place, const std::string& name, const std::string& upto);
-  // The fields of a pod that `node` holds itself, as frameworks do that spell out a pod piece by piece
-  // (Milvus's components, NIMService's spec): resources first when present.
-  static std::vector<std::string> inline_pod_fields(const json& node);
   // The shallowest place of the schema that has a field `name`.
   std::optional<std::string> find_elsewhere(const std::string& name) const;
   // A relative path read at `place`.

@@ -119,6 +119,22 @@ const json& object_meta_schema() {
   return schema;
 }
 
+bool is_pod_spec(const json& node) { return property(node, "containers") != nullptr; }
+
+bool is_pod_template(const json& node) {
+  const json* spec = property(node, "spec");
+  return spec != nullptr && is_pod_spec(*spec);
+}
+
+std::vector<std::string> inline_pod_fields(const json& node) {
+  std::vector<std::string> found;
+  for (const char* name : {"resources", "tolerations", "nodeSelector", "affinity", "schedulerName", "priorityClassName",
+                           "podLabels", "podAnnotations"}) {
+    if (property(node, name) != nullptr) found.emplace_back(name);
+  }
+  return found;
+}
+
 const json& string_schema() {
   static const json schema = json{{"type", "string"}};
   return schema;

@@ -1,10 +1,10 @@
 #pragma once
 
 // Reading a node of a CRD's OpenAPI v3 schema with its allOf / anyOf / oneOf branches merged: what
-// check_path_against_schema (validate/crd_schema.cpp) asks of the schema at each place a path reaches.
-// Apart from it because these know nothing of jq. Internal to that check (validate/crd_schema*.cpp):
-// k8s/openapi_schema.cpp has helpers of its own for structural schemas, which declare every field outside
-// the branches.
+// check_path_against_schema (validate/crd_schema.cpp) asks of the schema at each place a path reaches,
+// and what a pod looks like in a schema, which `generate` (generate/) also asks when it looks for pods.
+// Apart from the check because these know nothing of jq. k8s/openapi_schema.cpp has helpers of its own for
+// structural schemas, which declare every field outside the branches.
 
 #include <string>
 #include <vector>
@@ -36,6 +36,15 @@ bool is_opaque_object(const json& node);
 // The schema of ObjectMeta, for a root (or embedded resource) `metadata` the CRD only calls an object;
 // and `{type: string}`, for its `apiVersion` and `kind`.
 const json& object_meta_schema();
+
+// What a pod looks like in a schema. A PodSpec is an object with `containers`; a PodTemplateSpec one whose
+// `spec` is a PodSpec.
+bool is_pod_spec(const json& node);
+bool is_pod_template(const json& node);
+// The fields of a pod that `node` holds itself, as frameworks do that spell out a pod piece by piece
+// (Milvus's components, NIMService's spec), in this order: resources, tolerations, nodeSelector,
+// affinity, schedulerName, priorityClassName, podLabels, podAnnotations.
+std::vector<std::string> inline_pod_fields(const json& node);
 const json& string_schema();
 
 }  // namespace karta::crd_schema_nodes

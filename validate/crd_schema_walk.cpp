@@ -17,6 +17,7 @@ namespace karta::crd_schema_checking {
 using crd_schema_nodes::describe;
 using crd_schema_nodes::flag;
 using crd_schema_nodes::has_properties;
+using crd_schema_nodes::inline_pod_fields;
 using crd_schema_nodes::is_opaque_object;
 using crd_schema_nodes::is_scalar;
 using crd_schema_nodes::map_values;
@@ -166,15 +167,6 @@ std::string Checker::missing_field_message(const Place& place, const std::string
   if (best) return message + "; did you mean `" + *best + "`?";
   if (auto elsewhere = find_elsewhere(name)) return message + "; `" + name + "` exists at `" + *elsewhere + "`";
   return message;
-}
-
-std::vector<std::string> Checker::inline_pod_fields(const json& node) {
-  std::vector<std::string> found;
-  for (const char* name : {"resources", "tolerations", "nodeSelector", "affinity", "schedulerName", "priorityClassName",
-                           "podLabels", "podAnnotations"}) {
-    if (property(node, name) != nullptr) found.emplace_back(name);
-  }
-  return found;
 }
 
 std::optional<std::string> Checker::find_elsewhere(const std::string& name) const {

@@ -1,0 +1,415 @@
+// Drafting a Karta from a CRD (karta_draft.h says what is inferred from what): the child components here,
+// the root's status and suspend in root_draft.cpp, the YAML written line by line by draft_yaml.
+
+#include "generate/karta_draft.h"
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <set>
+#include <sstream>
+#include <vector>
+
+#include "generate/draft_yaml.h"
+#include "generate/pod_places.h"
+#include "generate/root_draft.h"
+#include "json/documents.h"
+#include "k8s/terminal_text.h"
+#include "validate/crd_schema_nodes.h"
+
+namespace karta {
+namespace {
+
+using draft_yaml::code;
+using draft_yaml::lower;
+using draft_yaml::quoted;
+using draft_yaml::scalar;
+using draft_yaml::Yaml;
+
+using crd_schema_nodes::member;
+using crd_schema_nodes::property;
+using crd_schema_nodes::property_names;
+using crd_schema_nodes::type_of;
+
+bool is_integer(const json* node) {
+  if (node == nullptr) return false;
+  const std::string type = type_of(*node);
+  return type == "integer" || type == "int-or-string";
+}
+
+// The components of the draft, one per place.
+struct Component {
+  std::string name;
+  const PodPlace* place = nullptr;
+  std::string named_after;  // the fields the name comes from, "" for the fallback `pod`
+};
+
+std::string base_name(const SchemaSteps& steps, std::size_t field_index) {
+  static const std::vector<std::string> kSuffixes = {"Specs", "Spec", "Templates", "Template"};
+  std::string name = steps[field_index].name;
+  for (const auto& suffix : kSuffixes) {
+    if (name.size() > suffix.size() && name.ends_with(suffix)) {
+      name.resize(name.size() - suffix.size());
+      break;
+    }
+  }
+  const bool collection = field_index + 1 < steps.size() && steps[field_index + 1].kind != SchemaStep::Kind::Field;
+  if (collection && name.size() > 3 && name.back() == 's' && !name.ends_with("ss")) name.pop_back();
+  std::string out;
+  for (unsigned char c : lower(name)) out.push_back(std::isalnum(c) ? static_cast<char>(c) : '-');
+  return out.empty() ? "pod" : out;
+}
+
+// Named after the nearest field that is not a generic word (template, spec, ...): `headGroupSpec` ->
+// headgroup, `replicatedJobs[]` -> replicatedjob; when taken, qualified by the field before it.
+std::vector<Component> name_components(const std::vector<PodPlace>& places, const std::string& root_name) {
+  static const std::set<std::string> kGeneric = {"template", "spec", "podTemplate", "podSpec", "podTemplateSpec"};
+  std::set<std::string> taken{root_name};
+  std::vector<Component> components;
+  for (const PodPlace& place : places) {
+    std::vector<std::size_t> named;
+    for (std::size_t i = place.steps.size(); i-- > 0;)
+      if (place.steps[i].kind == SchemaStep::Kind::Field && kGeneric.count(place.steps[i].name) == 0)
+        named.push_back(i);
+    std::string name = named.empty() ? "pod" : base_name(place.steps, named[0]);
+    std::string named_after = named.empty() ? "" : "`" + place.steps[named[0]].name + "`";
+    if (taken.count(name) != 0 && named.size() > 1) {
+      name = base_name(place.steps, named[1]) + "-" + name;
+      named_after = "`" + place.steps[named[1]].name + "` and " + named_after;
+    }
+    const std::string stem = name;
+    for (int n = 2; taken.count(name) != 0; ++n) name = stem + "-" + std::to_string(n);
+    taken.insert(name);
+    components.push_back({name, &place, terminal_text(named_after)});
+  }
+  return components;
+}
+
+// The index of the innermost list or map step, or npos.
+std::size_t innermost_collection(const SchemaSteps& steps) {
+  for (std::size_t i = steps.size(); i-- > 0;)
+    if (steps[i].kind != SchemaStep::Kind::Field) return i;
+  return std::string::npos;
+}
+
+// `.rest` of steps [from, to) as a relative path, "" when empty.
+std::string relative(const SchemaSteps& steps, std::size_t from, std::size_t to) {
+  SchemaSteps part(steps.begin() + static_cast<std::ptrdiff_t>(from), steps.begin() + static_cast<std::ptrdiff_t>(to));
+  return part.empty() ? "" : jq_path(part);
+}
+
+// What iterates the innermost collection at `c` so that the i-th output belongs to the i-th place: a
+// map's values in sorted key order, as the engine iterates `[]` on a map.
+std::string collection_stream(const SchemaSteps& steps, std::size_t c) {
+  if (steps[c].kind == SchemaStep::Kind::Items) return jq_path(steps, c + 1);
+  std::string map = jq_path(steps, c);
+  if (c > 0 && steps[c - 1].optional) map += " // {}";
+  return map + " | .[keys[]]";
+}
+
+class Drafter {
+ public:
+  Drafter(const json& crd, std::string version, const json& schema)
+      : crd_(crd), version_(std::move(version)), schema_(schema) {
+    const json& spec = crd["spec"];
+    group_ = spec["group"].get<std::string>();
+    kind_ = spec["names"]["kind"].get<std::string>();
+    crd_name_ = crd.value("metadata", json::object()).value("name", lower(kind_) + "." + group_);
+    root_name_ = lower(kind_);
+  }
+
+  std::string draft() {
+    PodPlaces found = find_pod_places(schema_);
+    if (found.places.empty())
+      throw InputError(
+          "CustomResourceDefinition " + crd_name_ + " version " + version_ +
+          ": its schema holds no pod template, pod spec or inline pod fields, so there is nothing to draft");
+    components_ = name_components(found.places, root_name_);
+    header(found);
+    y_.line(0, "apiVersion: run.ai/v1alpha1");
+    y_.line(0, "kind: Karta");
+    y_.line(0, "metadata:");
+    y_.line(2, "name: " + scalar(root_name_ + "-" + lower(version_)));
+    extensions();
+    y_.line(0, "spec:");
+    y_.line(2, "structureDefinition:");
+    y_.line(4, "rootComponent:");
+    y_.line(6, "name: " + scalar(root_name_));
+    y_.line(6, "kind: {group: " + scalar(group_) + ", version: " + scalar(version_) + ", kind: " + scalar(kind_) + "}");
+    draft_status(y_, schema_);
+    draft_suspend(y_, schema_);
+    y_.line(4, "childComponents:");
+    for (const Component& component : components_) child(component);
+    return y_.str();
+  }
+
+ private:
+  void header(const PodPlaces& found) {
+    const bool storage = version_ == storage_version(crd_);
+    y_.comment(0, "Drafted by `karta-webhook generate` from the CustomResourceDefinition " + terminal_text(crd_name_) +
+                      ", version " + terminal_text(version_) + (storage ? " (its storage version)" : "") + ".");
+    y_.comment(0, "Each value was inferred from the CRD's schema; the comment above it says from what. Check them");
+    y_.comment(0, "against the operator, then `karta-webhook validate` this file and `inspect -f` it on a sample.");
+    y_.comment(0, "The schema cannot say:");
+    y_.comment(0, "- which kind the operator creates from each pod place (a Pod is assumed), nor which of them run");
+    y_.comment(0, "  together (a mode field that turns components on and off is not read);");
+    y_.comment(
+        0,
+        "- the labels the operator puts on its pods (an idPath below is a placeholder), and gang scheduling (none).");
+    for (const SchemaSteps& shared : found.shared)
+      y_.comment(0, "Not a pod: " + code(jq_path(shared)) + " holds pod fields shared by the components below it.");
+    for (const SchemaSteps& group : found.groups)
+      y_.comment(0, "Not a pod of its own: " + code(jq_path(group)) +
+                        " overrides fields of the pod that holds it, as a group of it.");
+  }
+
+  void extensions() {
+    std::vector<std::string> lines;
+    for (const Component& component : components_) {
+      if (component.place->shape != PodShape::Fragmented) continue;
+      const json& node = *component.place->steps.back().node;
+      const std::string at = jq_path(component.place->steps);
+      std::vector<std::string> fields;
+      if (property(node, "tolerations") != nullptr) fields.push_back("tolerationsPath: " + scalar(at + ".tolerations"));
+      if (property(node, "nodeSelector") != nullptr)
+        fields.push_back("nodeSelectorPath: " + scalar(at + ".nodeSelector"));
+      if (fields.empty()) continue;
+      lines.push_back("  " + component.name + ":");
+      for (const auto& field : fields) lines.push_back("    " + field);
+    }
+    if (lines.empty()) return;
+    y_.line(2, "annotations:");
+    y_.comment(4, "tolerations and nodeSelector of pods spelt out field by field have no field in the published");
+    y_.comment(4, "fragmentedPodSpecDefinition: karta-webhook reads them from its extensions annotation");
+    y_.line(4, "karta-webhook.io/extensions: |");
+    y_.line(6, "components:");
+    for (const auto& text : lines) y_.line(6, text);
+  }
+
+  void child(const Component& component) {
+    const PodPlace& place = *component.place;
+    const SchemaSteps& steps = place.steps;
+    const std::string at = jq_path(steps);
+    const json& node = *steps.back().node;
+    switch (place.shape) {
+      case PodShape::PodTemplateSpec:
+        y_.comment(6, code(at) + " is a PodTemplateSpec: an object whose `spec` has `containers`");
+        break;
+      case PodShape::PodSpec:
+        y_.comment(6, code(at) + " is a PodSpec: an object with `containers`");
+        if (steps.size() > 1 && steps[steps.size() - 2].node != nullptr &&
+            property(*steps[steps.size() - 2].node, "resources") != nullptr)
+          y_.comment(6, "unsure: " + code(jq_path(steps, steps.size() - 1)) +
+                            " has `resources` of its own; if the operator "
+                            "builds the pod from that object, describe it with fragmentedPodSpecDefinition instead");
+        break;
+      case PodShape::Fragmented: {
+        std::string fields;
+        for (const auto& field : crd_schema_nodes::inline_pod_fields(node))
+          fields += (fields.empty() ? "" : ", ") + field;
+        if (property(node, "podLabels") == nullptr) fields = "labels, " + fields;
+        y_.comment(
+            6, code(at) + " spells a pod out field by field (" + terminal_text(fields) + ") and has no pod template");
+        break;
+      }
+    }
+    y_.comment(6, component.named_after.empty() ? "named `pod`: no field on the way to it names it"
+                                                : "named after " + component.named_after);
+    y_.line(6, "- name: " + scalar(component.name));
+    y_.comment(8, "assumed: the CRD does not say which kind the operator creates for these pods");
+    y_.line(8, "kind: {group: \"\", version: v1, kind: Pod}");
+    y_.line(8, "ownerRef: " + scalar(root_name_));
+    y_.line(8, "specDefinition:");
+    if (place.shape == PodShape::PodTemplateSpec) {
+      y_.line(10, "podTemplateSpecPath: " + scalar(at));
+    } else if (place.shape == PodShape::PodSpec) {
+      y_.line(10, "podSpecPath: " + scalar(at));
+      metadata(component);
+    } else {
+      fragmented(at, node);
+    }
+    instance_ids(steps);
+    scale(place);
+  }
+
+  // The nearest object, from the pod spec up to its list element, that holds `labels` and `annotations`:
+  // the map the operator copies onto the pods, as KServe's components and LLMInferenceService's spec do.
+  void metadata(const Component& component) {
+    const SchemaSteps& steps = component.place->steps;
+    const std::size_t c = innermost_collection(steps);
+    const std::size_t lowest = c == std::string::npos ? 1 : c + 1;
+    for (std::size_t k = steps.size(); k >= lowest && k > 0; --k) {
+      const json& node = *steps[k - 1].node;
+      if (property(node, "labels") == nullptr || property(node, "annotations") == nullptr) continue;
+      const std::string path = jq_path(steps, k);
+      if (auto owner = metadata_owners_.find(path); owner != metadata_owners_.end()) {
+        y_.comment(10, "no metadataPath: " + code(path) +
+                           ", the nearest object with `labels` and `annotations`, is "
+                           "already component " +
+                           terminal_text(owner->second) + "'s");
+        return;
+      }
+      metadata_owners_[path] = component.name;
+      y_.comment(10, code(path) + " is the nearest object with `labels` and `annotations`: its pods' metadata");
+      y_.line(10, "metadataPath: " + scalar(path));
+      return;
+    }
+    y_.comment(10, "no metadataPath: no object from the pod spec up holds `labels` and `annotations`");
+  }
+
+  void fragmented(const std::string& at, const json& node) {
+    y_.line(10, "fragmentedPodSpecDefinition:");
+    auto field = [&](const char* name, const std::string& path) {
+      y_.line(12, std::string(name) + ": " + scalar(at + path));
+    };
+    field("labelsPath", property(node, "podLabels") != nullptr ? ".podLabels" : ".labels");
+    if (property(node, "podAnnotations") != nullptr)
+      field("annotationsPath", ".podAnnotations");
+    else if (property(node, "annotations") != nullptr)
+      field("annotationsPath", ".annotations");
+    if (property(node, "schedulerName") != nullptr) field("schedulerNamePath", ".schedulerName");
+    if (property(node, "resources") != nullptr) field("resourcesPath", ".resources");
+    if (const json* affinity = property(node, "affinity")) {
+      if (property(*affinity, "nodeAffinity") != nullptr) field("nodeAffinityPath", ".affinity.nodeAffinity");
+      if (property(*affinity, "podAffinity") != nullptr) field("podAffinityPath", ".affinity.podAffinity");
+    }
+    if (property(node, "priorityClassName") != nullptr) field("priorityClassNamePath", ".priorityClassName");
+    if (const json* image = property(node, "image"); image != nullptr && type_of(*image) == "string")
+      field("imagePath", ".image");
+  }
+
+  void instance_ids(const SchemaSteps& steps) {
+    const std::size_t c = innermost_collection(steps);
+    if (c == std::string::npos) return;
+    const std::string collection = jq_path(steps, c);
+    if (steps[c].kind == SchemaStep::Kind::Values) {
+      y_.comment(8, code(collection) + " is a map: its keys name the instances (in sorted order, as `[]` walks it)");
+      y_.line(8,
+              "instanceIdPath: " + scalar(collection + (c > 0 && steps[c - 1].optional ? " // {}" : "") + " | keys[]"));
+      return instance_selector();
+    }
+    const json& element = *steps[c].node;
+    std::string key;
+    if (const json* name = property(element, "name"); name != nullptr && type_of(*name) == "string") {
+      key = "name";
+    } else {
+      std::vector<std::string> names;
+      const json* required = member(element, "required");
+      for (const std::string& field : property_names(element)) {
+        const json* value = property(element, field);
+        if (field.ends_with("Name") && type_of(*value) == "string" && required != nullptr && required->is_array() &&
+            std::find(required->begin(), required->end(), field) != required->end())
+          names.push_back(field);
+      }
+      if (names.size() == 1) key = names[0];
+    }
+    if (key.empty()) {
+      y_.comment(8, "no instanceIdPath: the items of " + code(collection) + " have no `name`; instances are numbered");
+      return;
+    }
+    const std::string path = jq_path(steps, c + 1) + "." + key;
+    y_.comment(8, code(collection) + " is a list of objects keyed by " + code(key) + ": it names the instances");
+    y_.line(8, "instanceIdPath: " + scalar(path));
+    instance_selector();
+  }
+
+  // An instance id needs a pod's way to name its instance (the published rules), which only the operator's
+  // labels can give: a placeholder, said to be one.
+  void instance_selector() {
+    y_.line(8, "podSelector:");
+    y_.line(10, "componentInstanceSelector:");
+    y_.comment(12, "placeholder: the CRD does not say which label the operator puts on the pods; replace it");
+    y_.line(12, "idPath: " + quoted(".metadata.labels[" + quoted(group_ + "/instance") + "]"));
+  }
+
+  // An integer `replicas` (and `minReplicas`, `maxReplicas`) in the object that holds the pod, or further
+  // up to the list element or map value the pod belongs to (LeaderWorkerSet's is on .spec); a pod spelt
+  // out field by field holds its own.
+  void scale(const PodPlace& place) {
+    const SchemaSteps& steps = place.steps;
+    const std::size_t c = innermost_collection(steps);
+    const std::size_t lowest = c == std::string::npos ? 1 : c + 1;
+    const std::size_t highest = place.shape == PodShape::Fragmented ? steps.size() : steps.size() - 1;
+    std::vector<std::string> lines;
+    for (const std::string field : {"replicas", "minReplicas", "maxReplicas"}) {
+      for (std::size_t k = highest; k >= lowest && k > 0; --k) {
+        if (!is_integer(property(*steps[k - 1].node, field))) continue;
+        std::string expression = c == std::string::npos
+                                     ? jq_path(steps, k) + "." + field
+                                     : collection_stream(steps, c) + " | " + relative(steps, c + 1, k) + "." + field;
+        const bool count = field == "replicas";
+        if (count) expression += " // 1";
+        lines.push_back("# " + code(jq_path(steps, k) + "." + field) + " is an integer beside the pod" +
+                        (count ? "; 1 when absent" : ": a scale bound"));
+        lines.push_back((count ? std::string("replicasPath") : field + "Path") + ": " + scalar(expression));
+        break;
+      }
+    }
+    if (lines.empty()) return;
+    y_.line(8, "scaleDefinition:");
+    for (const auto& text : lines) y_.line(10, text);
+  }
+
+  const json& crd_;
+  std::string version_;
+  const json& schema_;
+  std::string group_, kind_, crd_name_, root_name_;
+  std::vector<Component> components_;
+  std::map<std::string, std::string> metadata_owners_;
+  Yaml y_;
+};
+
+}  // namespace
+
+std::string storage_version(const json& crd) {
+  const json spec = crd.value("spec", json::object());
+  if (spec.contains("versions") && spec["versions"].is_array()) {
+    for (const json& version : spec["versions"])
+      if (version.is_object() && version.value("storage", false) && version.value("name", json()).is_string())
+        return version["name"].get<std::string>();
+    if (spec["versions"].size() == 1 && spec["versions"][0].value("name", json()).is_string())
+      return spec["versions"][0]["name"].get<std::string>();
+  }
+  if (spec.value("version", json()).is_string()) return spec["version"].get<std::string>();
+  return "";
+}
+
+const json* version_schema(const json& crd, const std::string& version) {
+  const json& spec = crd["spec"];
+  const json* shared = nullptr;
+  if (spec.contains("validation") && spec["validation"].is_object() && spec["validation"].contains("openAPIV3Schema"))
+    shared = &spec["validation"]["openAPIV3Schema"];
+  if (spec.contains("versions") && spec["versions"].is_array()) {
+    for (const json& entry : spec["versions"]) {
+      if (!entry.is_object() || entry.value("name", json()) != version) continue;
+      if (entry.contains("served") && entry["served"] == false) return nullptr;
+      if (entry.contains("schema") && entry["schema"].is_object() && entry["schema"].contains("openAPIV3Schema"))
+        return entry["schema"]["openAPIV3Schema"].is_object() ? &entry["schema"]["openAPIV3Schema"] : nullptr;
+      return shared != nullptr && shared->is_object() ? shared : nullptr;
+    }
+  }
+  if (spec.value("version", json()) == version && shared != nullptr && shared->is_object()) return shared;
+  return nullptr;
+}
+
+std::string draft_karta(const json& crd, const std::optional<std::string>& version) {
+  if (!crd.is_object() || crd.value("kind", json()) != "CustomResourceDefinition" || !crd.contains("spec") ||
+      !crd["spec"].is_object())
+    throw InputError("not a CustomResourceDefinition");
+  const json& spec = crd["spec"];
+  const std::string name = crd.value("metadata", json::object()).value("name", json("(unnamed)")).is_string()
+                               ? crd["metadata"].value("name", "(unnamed)")
+                               : "(unnamed)";
+  if (!spec.value("group", json()).is_string() || !spec.value("names", json()).is_object() ||
+      !spec["names"].value("kind", json()).is_string())
+    throw InputError("CustomResourceDefinition " + name + ": spec.group and spec.names.kind are required");
+  const std::string chosen = version ? *version : storage_version(crd);
+  if (chosen.empty())
+    throw InputError("CustomResourceDefinition " + name + ": it has no storage version; give --version");
+  const json* schema = version_schema(crd, chosen);
+  if (schema == nullptr)
+    throw InputError("CustomResourceDefinition " + name + ": no served version " + chosen + " with a schema");
+  return Drafter(crd, chosen, *schema).draft();
+}
+
+}  // namespace karta

@@ -1,0 +1,139 @@
+#include "generate/pod_places.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "validate/crd_schema_nodes.h"
+
+namespace karta {
+namespace {
+
+using crd_schema_nodes::inline_pod_fields;
+using crd_schema_nodes::is_pod_spec;
+using crd_schema_nodes::is_pod_template;
+using crd_schema_nodes::map_values;
+using crd_schema_nodes::member;
+using crd_schema_nodes::property;
+using crd_schema_nodes::property_names;
+
+constexpr std::size_t kMaxDepth = 32;
+// Schema nodes visited at most: a schema is a tree as the API server serves it, but a file's YAML aliases
+// can make one node reachable by exponentially many paths.
+constexpr std::size_t kMaxVisits = 200000;
+
+bool is_required(const json& node, const std::string& name) {
+  const json* required = member(node, "required");
+  return required != nullptr && required->is_array() &&
+         std::find(required->begin(), required->end(), name) != required->end();
+}
+
+// A pod spelt out field by field: a labels map for its pods, and at least two pod-level fields beside it.
+bool is_fragmented_pod(const json& node) {
+  if (property(node, "podLabels") == nullptr && property(node, "labels") == nullptr) return false;
+  std::size_t pod_fields = 0;
+  for (const std::string& field : inline_pod_fields(node))
+    if (field != "podLabels" && field != "podAnnotations") ++pod_fields;
+  return pod_fields >= 2;
+}
+
+bool is_plain_field(const std::string& name) {
+  if (name.empty() || !(std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_')) return false;
+  for (char c : name)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) return false;
+  // jq 1.6 reads `.e1` as a number.
+  return !(
+      (name[0] == 'e' || name[0] == 'E') && name.size() > 1 &&
+      std::all_of(name.begin() + 1, name.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }));
+}
+
+class Finder {
+ public:
+  PodPlaces found;
+
+  void walk(const json& node, SchemaSteps& steps) {
+    if (steps.size() > kMaxDepth || !node.is_object() || visits_++ >= kMaxVisits) return;
+    if (!steps.empty()) {
+      if (is_pod_template(node)) return found.places.push_back({PodShape::PodTemplateSpec, steps});
+      if (is_pod_spec(node)) return found.places.push_back({PodShape::PodSpec, steps});
+    }
+    const bool fragmented = !steps.empty() && is_fragmented_pod(node);
+    const std::size_t before = found.places.size();
+    for (const std::string& name : property_names(node)) {
+      if (steps.empty() && (name == "metadata" || name == "status" || name == "apiVersion" || name == "kind")) continue;
+      const json* child = property(node, name);
+      steps.push_back({SchemaStep::Kind::Field, name, !is_required(node, name), child});
+      walk(*child, steps);
+      steps.pop_back();
+    }
+    if (const json* items = member(node, "items"); items != nullptr && items->is_object()) {
+      steps.push_back({SchemaStep::Kind::Items, "", false, items});
+      walk(*items, steps);
+      steps.pop_back();
+    }
+    if (const json* values = map_values(node)) {
+      steps.push_back({SchemaStep::Kind::Values, "", false, values});
+      walk(*values, steps);
+      steps.pop_back();
+    }
+    if (!fragmented) return;
+    // Pods spelt out again in a list or map below this one are groups of it (Milvus's
+    // `components.proxy.groups[]`: each group's labels override the component's, whose fields reach every
+    // group's pods), so this one is the pod. Pods below it in named fields are components it holds the
+    // defaults of (Milvus's `.spec.components`), so it is not one.
+    auto is_group = [&](const PodPlace& place) {
+      return place.shape == PodShape::Fragmented &&
+             std::any_of(place.steps.begin() + static_cast<std::ptrdiff_t>(steps.size()), place.steps.end(),
+                         [](const SchemaStep& step) { return step.kind != SchemaStep::Kind::Field; });
+    };
+    const auto below = found.places.begin() + static_cast<std::ptrdiff_t>(before);
+    if (below == found.places.end() || std::all_of(below, found.places.end(), is_group)) {
+      for (auto it = below; it != found.places.end(); ++it) found.groups.push_back(it->steps);
+      found.places.erase(below, found.places.end());
+      found.places.push_back({PodShape::Fragmented, steps});
+    } else {
+      found.shared.push_back(steps);
+    }
+  }
+
+ private:
+  std::size_t visits_ = 0;
+};
+
+}  // namespace
+
+PodPlaces find_pod_places(const json& schema) {
+  Finder finder;
+  SchemaSteps steps;
+  finder.walk(schema, steps);
+  return std::move(finder.found);
+}
+
+std::string jq_path(const SchemaSteps& steps, std::size_t count) {
+  std::string out;
+  count = std::min(count, steps.size());
+  for (std::size_t i = 0; i < count; ++i) {
+    const SchemaStep& step = steps[i];
+    if (step.kind == SchemaStep::Kind::Field) {
+      out += is_plain_field(step.name) ? "." + step.name
+                                       : "." + json(step.name).dump(-1, ' ', false, json::error_handler_t::replace);
+    } else {
+      if (out.empty()) out = ".";
+      out += (i > 0 && steps[i - 1].optional) ? "[]?" : "[]";
+    }
+  }
+  return out.empty() ? "." : out;
+}
+
+const char* pod_shape_name(PodShape shape) {
+  switch (shape) {
+    case PodShape::PodTemplateSpec:
+      return "PodTemplateSpec";
+    case PodShape::PodSpec:
+      return "PodSpec";
+    case PodShape::Fragmented:
+      return "fragmented pod";
+  }
+  return "";
+}
+
+}  // namespace karta

@@ -1,0 +1,56 @@
+#pragma once
+
+// Where a CustomResourceDefinition's schema holds pods: every place shaped like a PodTemplateSpec, like a
+// PodSpec, or spelling a pod out field by field (a labels map beside resources, tolerations, node selector,
+// ... with no template: Milvus's components, NIMService's spec). What a pod looks like is the validator's
+// knowledge (validate/crd_schema_nodes.h), so a place found here is one `validate` accepts. `generate`
+// drafts a Karta from these places; `audit` lists the served kinds that have some and no definition.
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace karta {
+
+using json = nlohmann::json;
+
+struct SchemaStep {
+  enum class Kind { Field, Items, Values };  // `.name`, a list's items, a map's values
+  Kind kind = Kind::Field;
+  std::string name;            // Field only
+  bool optional = false;       // Field: not in its object's `required`
+  const json* node = nullptr;  // the schema reached by this step
+};
+using SchemaSteps = std::vector<SchemaStep>;
+
+enum class PodShape { PodTemplateSpec, PodSpec, Fragmented };
+
+struct PodPlace {
+  PodShape shape = PodShape::PodTemplateSpec;
+  SchemaSteps steps;  // from the root of the object
+};
+
+struct PodPlaces {
+  std::vector<PodPlace> places;
+  // Objects with pod fields of their own that hold fragmented places below them: defaults shared by
+  // those (Milvus's .spec.components), not pods themselves.
+  std::vector<SchemaSteps> shared;
+  // Pods spelt out in a list or map inside a fragmented place (Milvus's `.spec.components.proxy.groups[]`):
+  // groups of that place, not places of their own.
+  std::vector<SchemaSteps> groups;
+};
+
+// The places of an openAPIV3Schema (the object's root), in field-name order; `metadata` and `status` of
+// the root are not looked into, nor the inside of a place.
+PodPlaces find_pod_places(const json& schema);
+
+// The first `count` steps (all when larger) as a jq path: `.spec.replicatedJobs[].template`; a list or
+// map whose field is optional is iterated with `[]?`.
+std::string jq_path(const SchemaSteps& steps, std::size_t count = static_cast<std::size_t>(-1));
+
+// "PodTemplateSpec", "PodSpec", "fragmented pod".
+const char* pod_shape_name(PodShape shape);
+
+}  // namespace karta
