@@ -85,3 +85,21 @@ TEST_CASE("run as kubectl-karta, the help says `kubectl karta`") {
   // Under its own name it is karta-webhook still.
   CHECK(setup.run(test::binary_path().string() + " --help", &code).find("kubectl karta") == std::string::npos);
 }
+
+TEST_CASE("cmake --install puts the kubectl-karta link beside the binary, where kubectl finds it") {
+  test::TempDir prefix;
+  int code = -1;
+  std::string log = test::run_command("cmake --install " + test::binary_path().parent_path().string() + " --prefix " +
+                                          prefix.path.string() + " 2>&1",
+                                      &code);
+  CHECK(code == 0);
+  CHECK(log.find("kubectl-karta -> karta-webhook") != std::string::npos);
+  fs::path link = prefix.path / "bin/kubectl-karta";
+  REQUIRE(fs::is_symlink(link));
+  CHECK(fs::read_symlink(link) == "karta-webhook");
+  CHECK(test::run_command("env PATH=" + (prefix.path / "bin").string() + ":/usr/bin:/bin kubectl plugin list 2>&1", &code) ==
+        "The following compatible plugins are available:\n\n" + link.string() + "\n");
+  CHECK(code == 0);
+  CHECK(test::run_command(link.string() + " --help", &code).find("Usage: kubectl karta [OPTIONS] SUBCOMMAND") !=
+        std::string::npos);
+}
