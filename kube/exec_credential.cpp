@@ -85,8 +85,8 @@ std::string string_member(const json& object, const char* key) {
 std::optional<std::chrono::system_clock::time_point> parse_rfc3339(const std::string& text) {
   int year, month, day, hour, minute, second;
   int consumed = 0;
-  if (std::sscanf(text.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%n", &year, &month, &day, &hour, &minute, &second,
-                  &consumed) != 6 ||
+  if (std::sscanf(text.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%n", &year, &month, &day, &hour, &minute, &second, &consumed) !=
+          6 ||
       consumed != 19) {
     return std::nullopt;
   }
@@ -132,8 +132,7 @@ ExecCredential run_exec_plugin(const ExecConfig& config) {
   std::optional<std::string> program = look_path(config.command);
   if (!program) {
     std::string where = config.command.find('/') != std::string::npos ? "" : " on PATH";
-    fail(named + " was not found" + where +
-         (config.install_hint.empty() ? std::string() : "; " + config.install_hint));
+    fail(named + " was not found" + where + (config.install_hint.empty() ? std::string() : "; " + config.install_hint));
   }
 
   // Our environment, then the config's env, then KUBERNETES_EXEC_INFO: later names win, as in Go's exec.
@@ -171,6 +170,8 @@ ExecCredential run_exec_plugin(const ExecConfig& config) {
   posix_spawn_file_actions_adddup2(&actions, out.fds[1], STDOUT_FILENO);
   // Interactively, the plugin talks to the person at the terminal (a login prompt) on stderr.
   if (!interactive) posix_spawn_file_actions_adddup2(&actions, err.fds[1], STDERR_FILENO);
+  // Nothing else of ours (the API client's sockets, a watcher's) is the plugin's to keep open.
+  posix_spawn_file_actions_addclosefrom_np(&actions, STDERR_FILENO + 1);
   pid_t pid = 0;
   int spawned = ::posix_spawn(&pid, program->c_str(), &actions, nullptr, arguments.data(), environment.data());
   posix_spawn_file_actions_destroy(&actions);
@@ -215,8 +216,10 @@ ExecCredential run_exec_plugin(const ExecConfig& config) {
   while (!timed_out) {
     pid_t done = ::waitpid(pid, &status, WNOHANG);
     if (done == pid || (done < 0 && errno != EINTR)) break;
-    if (Clock::now() >= deadline) timed_out = true;
-    else std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    if (Clock::now() >= deadline)
+      timed_out = true;
+    else
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   if (timed_out) {
     ::kill(pid, SIGKILL);
@@ -240,8 +243,8 @@ ExecCredential run_exec_plugin(const ExecConfig& config) {
   }
   std::string api_version = string_member(answer, "apiVersion");
   if (api_version != config.api_version) {
-    fail(named + " answered with apiVersion \"" + api_version + "\"; the kubeconfig asks for \"" +
-         config.api_version + "\"");
+    fail(named + " answered with apiVersion \"" + api_version + "\"; the kubeconfig asks for \"" + config.api_version +
+         "\"");
   }
   if (string_member(answer, "kind") != "ExecCredential") {
     fail(named + " answered with kind \"" + string_member(answer, "kind") + "\", not ExecCredential");
@@ -260,7 +263,8 @@ ExecCredential run_exec_plugin(const ExecConfig& config) {
   }
   if (std::string expiry = string_member(*status_node, "expirationTimestamp"); !expiry.empty()) {
     credential.expiry = parse_rfc3339(expiry);
-    if (!credential.expiry) fail(named + " answered with an expirationTimestamp that is not RFC 3339: \"" + expiry + "\"");
+    if (!credential.expiry)
+      fail(named + " answered with an expirationTimestamp that is not RFC 3339: \"" + expiry + "\"");
   }
   return credential;
 }

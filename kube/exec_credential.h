@@ -40,7 +40,7 @@ struct ExecCredential {
   std::string token;
   std::string client_certificate_pem, client_key_pem;
   std::optional<std::chrono::system_clock::time_point> expiry;  // none: good until the server says 401
-  unsigned long generation = 0;  // counts the plugin's runs in one ExecCredentialSource
+  unsigned long generation = 0;                                 // counts the plugin's runs in one ExecCredentialSource
 };
 
 // Runs the plugin once and reads its answer. Throws KubeConfigError naming `config.field`: the program not

@@ -4,8 +4,8 @@
 
 #include <algorithm>
 #include <array>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 #include <vector>
 
 #include <openssl/evp.h>
@@ -14,7 +14,8 @@ namespace karta::kube {
 namespace {
 
 std::string lower(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::transform(text.begin(), text.end(), text.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return text;
 }
 
@@ -207,8 +208,8 @@ std::optional<ProxyServer> proxy_from_environment(const std::string& host, unsig
   if (value.empty()) return std::nullopt;
   if (!use_proxy(host, port, environment("NO_PROXY", "no_proxy"))) return std::nullopt;
   ProxyServer proxy = parse_proxy_url(value);
-  proxy.source = std::getenv("HTTPS_PROXY") != nullptr && *std::getenv("HTTPS_PROXY") != '\0' ? "$HTTPS_PROXY"
-                                                                                              : "$https_proxy";
+  proxy.source =
+      std::getenv("HTTPS_PROXY") != nullptr && *std::getenv("HTTPS_PROXY") != '\0' ? "$HTTPS_PROXY" : "$https_proxy";
   return proxy;
 }
 

@@ -30,9 +30,9 @@ struct PluginSetup {
 
   // `command` with the plugin's directory first on PATH and the kubeconfig in $KUBECONFIG.
   std::string run(const std::string& command, int* code) const {
-    return test::run_command("env PATH=" + bin.string() + ":/usr/bin:/bin KUBECONFIG=" + kubeconfig.string() + " " +
-                                 command + " 2>&1",
-                             code);
+    return test::run_command(
+        "env PATH=" + bin.string() + ":/usr/bin:/bin KUBECONFIG=" + kubeconfig.string() + " " + command + " 2>&1",
+        code);
   }
 };
 
@@ -52,15 +52,17 @@ TEST_CASE("kubectl lists kubectl-karta as a plugin and runs it: inspect and list
   CHECK(code == 0);
   CHECK(karta_code == 0);
   CHECK(through_kubectl == direct);
-  CHECK(through_kubectl.starts_with("JobSet/demo   namespace: research   definition: jobset-v1alpha2 (catalog)   age: "));
+  CHECK(
+      through_kubectl.starts_with("JobSet/demo   namespace: research   definition: jobset-v1alpha2 (catalog)   age: "));
   CHECK(through_kubectl.substr(through_kubectl.find('\n')) == std::string(test::demo_cluster::kDescribeAfterHeader));
 
   through_kubectl = setup.run("kubectl karta list -A", &code);
   direct = setup.run(binary + " list -A", &karta_code);
   CHECK(code == 0);
   CHECK(through_kubectl == direct);
-  CHECK(through_kubectl.starts_with("NAMESPACE   NAME   KIND     PHASE     COMPONENTS             GPU   AGE\n"
-                                    "research    demo   JobSet   Running   leader(1), worker(2)   12    "));
+  CHECK(
+      through_kubectl.starts_with("NAMESPACE   NAME   KIND     PHASE     COMPONENTS             GPU   AGE\n"
+                                  "research    demo   JobSet   Running   leader(1), worker(2)   12    "));
 
   // audit too, and every request reached the local API server with the kubeconfig's token.
   through_kubectl = setup.run("kubectl karta audit -o json", &code);
@@ -80,7 +82,8 @@ TEST_CASE("run as kubectl-karta, the help says `kubectl karta`") {
   std::string inspect_help = setup.run("kubectl karta inspect --help", &code);
   CHECK(code == 0);
   CHECK(inspect_help.find("Usage: kubectl karta inspect [OPTIONS] [target]") != std::string::npos);
-  CHECK(inspect_help.find("  kubectl karta inspect jobset/demo -n research --kubeconfig ~/.kube/config\n") != std::string::npos);
+  CHECK(inspect_help.find("  kubectl karta inspect jobset/demo -n research --kubeconfig ~/.kube/config\n") !=
+        std::string::npos);
   CHECK(inspect_help.find("karta-webhook") == std::string::npos);
   // Under its own name it is karta-webhook still.
   CHECK(setup.run(test::binary_path().string() + " --help", &code).find("kubectl karta") == std::string::npos);
@@ -89,16 +92,16 @@ TEST_CASE("run as kubectl-karta, the help says `kubectl karta`") {
 TEST_CASE("cmake --install puts the kubectl-karta link beside the binary, where kubectl finds it") {
   test::TempDir prefix;
   int code = -1;
-  std::string log = test::run_command("cmake --install " + test::binary_path().parent_path().string() + " --prefix " +
-                                          prefix.path.string() + " 2>&1",
-                                      &code);
+  std::string log = test::run_command(
+      "cmake --install " + test::binary_path().parent_path().string() + " --prefix " + prefix.path.string() + " 2>&1",
+      &code);
   CHECK(code == 0);
   CHECK(log.find("kubectl-karta -> karta-webhook") != std::string::npos);
   fs::path link = prefix.path / "bin/kubectl-karta";
   REQUIRE(fs::is_symlink(link));
   CHECK(fs::read_symlink(link) == "karta-webhook");
-  CHECK(test::run_command("env PATH=" + (prefix.path / "bin").string() + ":/usr/bin:/bin kubectl plugin list 2>&1", &code) ==
-        "The following compatible plugins are available:\n\n" + link.string() + "\n");
+  CHECK(test::run_command("env PATH=" + (prefix.path / "bin").string() + ":/usr/bin:/bin kubectl plugin list 2>&1",
+                          &code) == "The following compatible plugins are available:\n\n" + link.string() + "\n");
   CHECK(code == 0);
   CHECK(test::run_command(link.string() + " --help", &code).find("Usage: kubectl karta [OPTIONS] SUBCOMMAND") !=
         std::string::npos);

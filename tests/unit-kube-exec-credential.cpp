@@ -73,18 +73,19 @@ struct ExecCluster {
     write_executable(plugin_dir / "plugin.sh", kPlugin);
     test::write_text(plugin_dir / "token", "cloud-token-1");
     kube::KubeConnection c = server.connection();
-    test::write_text(kubeconfig,
-                     "apiVersion: v1\nkind: Config\nclusters:\n- name: local\n  cluster:\n    server: " + c.server_url() +
-                         "\n    certificate-authority-data: " + test::base64(*c.ca_pem) +
-                         "\n    extensions:\n    - name: client.authentication.k8s.io/exec\n      extension: {audience: demo, "
-                         "port: 8443}\n"
-                         "users:\n- name: cloud\n  user:\n    exec:\n      apiVersion: client.authentication.k8s.io/v1\n"
-                         "      command: ./plugin.sh\n      args: [get-token, --cluster, demo]\n"
-                         "      env: [{name: PLUGIN_GREETING, value: hello}]\n      interactiveMode: Never\n"
-                         "      provideClusterInfo: true\n      installHint: install it with apt-get install demo-auth\n" +
-                         exec_extra +
-                         "contexts:\n- name: local\n  context: {cluster: local, user: cloud, namespace: research}\n"
-                         "current-context: local\n");
+    test::write_text(
+        kubeconfig,
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: local\n  cluster:\n    server: " + c.server_url() +
+            "\n    certificate-authority-data: " + test::base64(*c.ca_pem) +
+            "\n    extensions:\n    - name: client.authentication.k8s.io/exec\n      extension: {audience: demo, "
+            "port: 8443}\n"
+            "users:\n- name: cloud\n  user:\n    exec:\n      apiVersion: client.authentication.k8s.io/v1\n"
+            "      command: ./plugin.sh\n      args: [get-token, --cluster, demo]\n"
+            "      env: [{name: PLUGIN_GREETING, value: hello}]\n      interactiveMode: Never\n"
+            "      provideClusterInfo: true\n      installHint: install it with apt-get install demo-auth\n" +
+            exec_extra +
+            "contexts:\n- name: local\n  context: {cluster: local, user: cloud, namespace: research}\n"
+            "current-context: local\n");
     // The same cluster with the plugin's token written in: what the exec runs are compared with.
     test::write_text(dir.path / "static-config", server.kubeconfig("research"));
   }
@@ -131,8 +132,9 @@ TEST_CASE("inspect, list and audit work with a kubeconfig whose user is an exec 
   // The static kubeconfig holds "sesame": the server takes only the plugin's token.
   cluster.server.set_token("cloud-token-1");
   test::write_text(cluster.dir.path / "static-config",
-                   test::read_text(static_config).replace(test::read_text(static_config).find("token: sesame"),
-                                                          std::string("token: sesame").size(), "token: cloud-token-1"));
+                   test::read_text(static_config)
+                       .replace(test::read_text(static_config).find("token: sesame"),
+                                std::string("token: sesame").size(), "token: cloud-token-1"));
 
   Run inspected = run({"karta-webhook", "inspect", "jobset/demo", "--kubeconfig", exec_config});
   CHECK(inspected.code == 0);
@@ -163,7 +165,8 @@ TEST_CASE("inspect, list and audit work with a kubeconfig whose user is an exec 
   CHECK(test::read_text(cluster.plugin_dir / "args-and-env") == "get-token --cluster demo|hello");
   kube::KubeConnection c = cluster.server.connection();
   CHECK(test::read_text(cluster.plugin_dir / "exec-info") ==
-        "{\"kind\":\"ExecCredential\",\"apiVersion\":\"client.authentication.k8s.io/v1\",\"spec\":{\"cluster\":{\"server\":\"" +
+        "{\"kind\":\"ExecCredential\",\"apiVersion\":\"client.authentication.k8s.io/"
+        "v1\",\"spec\":{\"cluster\":{\"server\":\"" +
             c.server_url() + "\",\"certificate-authority-data\":\"" + test::base64(*c.ca_pem) +
             "\",\"config\":{\"audience\":\"demo\",\"port\":8443}},\"interactive\":false}}");
 }
@@ -219,9 +222,11 @@ TEST_CASE("a 401 runs the plugin again and sends the request once more; a second
 TEST_CASE("a client certificate in the answer (v1beta1) is presented to the server instead of a token") {
   ExecCluster cluster("", /*require_client_certificate=*/true);
   auto client_certificate = test::make_client_certificate(cluster.dir.path, "plugin-user");
-  json answer = {{"apiVersion", "client.authentication.k8s.io/v1beta1"}, {"kind", "ExecCredential"},
-                 {"status", {{"clientCertificateData", test::read_text(client_certificate.certificate)},
-                             {"clientKeyData", test::read_text(client_certificate.key)}}}};
+  json answer = {{"apiVersion", "client.authentication.k8s.io/v1beta1"},
+                 {"kind", "ExecCredential"},
+                 {"status",
+                  {{"clientCertificateData", test::read_text(client_certificate.certificate)},
+                   {"clientKeyData", test::read_text(client_certificate.key)}}}};
   test::write_text(cluster.plugin_dir / "answer.json", answer.dump());
   std::string config = test::read_text(cluster.kubeconfig);
   config.replace(config.find("client.authentication.k8s.io/v1\n"), 32, "client.authentication.k8s.io/v1beta1\n");
@@ -303,19 +308,26 @@ TEST_CASE("a plugin that is not found, hangs, wants a terminal or answers wrongl
     return error.starts_with(prefix) ? error.substr(prefix.size()) : error;
   };
   CHECK(answer_error("token") == "printed no ExecCredential JSON on stdout (it printed \"token\")");
-  CHECK(answer_error(R"({"apiVersion":"client.authentication.k8s.io/v1beta1","kind":"ExecCredential","status":{"token":"t"}})") ==
-        "answered with apiVersion \"client.authentication.k8s.io/v1beta1\"; the kubeconfig asks for "
-        "\"client.authentication.k8s.io/v1\"");
+  CHECK(
+      answer_error(
+          R"({"apiVersion":"client.authentication.k8s.io/v1beta1","kind":"ExecCredential","status":{"token":"t"}})") ==
+      "answered with apiVersion \"client.authentication.k8s.io/v1beta1\"; the kubeconfig asks for "
+      "\"client.authentication.k8s.io/v1\"");
   CHECK(answer_error(R"({"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential"})") ==
         "answered without a status");
   CHECK(answer_error(R"({"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{}})") ==
         "answered with neither a token nor a client certificate and key");
-  CHECK(answer_error(R"({"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"clientKeyData":"k"}})") ==
-        "answered with only one of clientCertificateData and clientKeyData");
-  CHECK(answer_error(R"({"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"t","expirationTimestamp":"tomorrow"}})") ==
-        "answered with an expirationTimestamp that is not RFC 3339: \"tomorrow\"");
+  CHECK(
+      answer_error(
+          R"({"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"clientKeyData":"k"}})") ==
+      "answered with only one of clientCertificateData and clientKeyData");
+  CHECK(
+      answer_error(
+          R"({"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"t","expirationTimestamp":"tomorrow"}})") ==
+      "answered with an expirationTimestamp that is not RFC 3339: \"tomorrow\"");
   kube::ExecCredential good = kube::run_exec_plugin(config = [&] {
-    answer_error(R"({"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"t","expirationTimestamp":"2026-12-03T01:30:00+01:00"}})");
+    answer_error(
+        R"({"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"t","expirationTimestamp":"2026-12-03T01:30:00+01:00"}})");
     return config;
   }());
   CHECK(good.token == "t");
@@ -327,29 +339,33 @@ TEST_CASE("the exec section is read as client-go reads it, and its faults name t
   auto error_for = [&](const std::string& exec) {
     test::write_text(dir.path / "config",
                      "clusters:\n- {name: c, cluster: {server: \"https://k8s.example.com\"}}\n"
-                     "users:\n- name: u\n  user:\n    exec:\n" + exec +
-                         "contexts:\n- {name: x, context: {cluster: c, user: u}}\ncurrent-context: x\n");
+                     "users:\n- name: u\n  user:\n    exec:\n" +
+                         exec + "contexts:\n- {name: x, context: {cluster: c, user: u}}\ncurrent-context: x\n");
     return error_of([&] { kube::load_kubeconfig(dir.path / "config"); });
   };
   std::string file = (dir.path / "config").string();
   CHECK(error_for("      command: aws\n") ==
         file + ": users[u].user.exec.apiVersion: not set; client.authentication.k8s.io/v1 or v1beta1");
   CHECK(error_for("      apiVersion: client.authentication.k8s.io/v1alpha1\n      command: aws\n") ==
-        file + ": users[u].user.exec.apiVersion: \"client.authentication.k8s.io/v1alpha1\" is not "
-               "client.authentication.k8s.io/v1 or v1beta1");
+        file +
+            ": users[u].user.exec.apiVersion: \"client.authentication.k8s.io/v1alpha1\" is not "
+            "client.authentication.k8s.io/v1 or v1beta1");
   CHECK(error_for("      apiVersion: client.authentication.k8s.io/v1\n      command: aws\n") ==
-        file + ": users[u].user.exec.interactiveMode: not set; client.authentication.k8s.io/v1 needs Never, "
-               "IfAvailable or Always");
-  CHECK(error_for("      apiVersion: client.authentication.k8s.io/v1beta1\n      command: aws\n      interactiveMode: Sometimes\n") ==
+        file +
+            ": users[u].user.exec.interactiveMode: not set; client.authentication.k8s.io/v1 needs Never, "
+            "IfAvailable or Always");
+  CHECK(error_for("      apiVersion: client.authentication.k8s.io/v1beta1\n      command: aws\n      interactiveMode: "
+                  "Sometimes\n") ==
         file + ": users[u].user.exec.interactiveMode: \"Sometimes\" is not Never, IfAvailable or Always");
   CHECK(error_for("      apiVersion: client.authentication.k8s.io/v1beta1\n") ==
         file + ": users[u].user.exec.command: not set");
   // A command without a '/' stays a name for PATH; with one, it is relative to the kubeconfig.
   CHECK(error_for("      apiVersion: client.authentication.k8s.io/v1beta1\n      command: aws\n") == "");
-  test::write_text(dir.path / "config",
-                   "clusters:\n- {name: c, cluster: {server: \"https://k8s.example.com\"}}\n"
-                   "users:\n- {name: u, user: {exec: {apiVersion: client.authentication.k8s.io/v1beta1, command: bin/auth}}}\n"
-                   "contexts:\n- {name: x, context: {cluster: c, user: u}}\ncurrent-context: x\n");
+  test::write_text(
+      dir.path / "config",
+      "clusters:\n- {name: c, cluster: {server: \"https://k8s.example.com\"}}\n"
+      "users:\n- {name: u, user: {exec: {apiVersion: client.authentication.k8s.io/v1beta1, command: bin/auth}}}\n"
+      "contexts:\n- {name: x, context: {cluster: c, user: u}}\ncurrent-context: x\n");
   kube::KubeConnection connection = kube::load_kubeconfig(dir.path / "config");
   REQUIRE(connection.exec);
   CHECK(connection.exec->config().command == (dir.path / "bin/auth").string());

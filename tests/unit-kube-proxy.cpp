@@ -36,8 +36,10 @@ struct Environment {
   }
   ~Environment() {
     for (auto it = saved.rbegin(); it != saved.rend(); ++it) {
-      if (it->second) setenv(it->first.c_str(), it->second->c_str(), 1);
-      else unsetenv(it->first.c_str());
+      if (it->second)
+        setenv(it->first.c_str(), it->second->c_str(), 1);
+      else
+        unsetenv(it->first.c_str());
     }
   }
 };
@@ -51,13 +53,15 @@ struct ProxiedCluster {
   explicit ProxiedCluster(const std::string& proxy_url_line = "") {
     test::demo_cluster::serve_demo(server);
     kube::KubeConnection c = server.connection();
-    test::write_text(kubeconfig, "apiVersion: v1\nkind: Config\nclusters:\n- name: local\n  cluster:\n"
-                                 "    server: https://kube.test:" + std::to_string(server.port()) +
-                                     "\n    tls-server-name: localhost\n    certificate-authority-data: " +
-                                     test::base64(*c.ca_pem) + "\n" + proxy_url_line +
-                                     "users:\n- {name: me, user: {token: sesame}}\n"
-                                     "contexts:\n- name: local\n  context: {cluster: local, user: me, namespace: research}\n"
-                                     "current-context: local\n");
+    test::write_text(kubeconfig,
+                     "apiVersion: v1\nkind: Config\nclusters:\n- name: local\n  cluster:\n"
+                     "    server: https://kube.test:" +
+                         std::to_string(server.port()) +
+                         "\n    tls-server-name: localhost\n    certificate-authority-data: " +
+                         test::base64(*c.ca_pem) + "\n" + proxy_url_line +
+                         "users:\n- {name: me, user: {token: sesame}}\n"
+                         "contexts:\n- name: local\n  context: {cluster: local, user: me, namespace: research}\n"
+                         "current-context: local\n");
   }
   std::string authority() const { return "kube.test:" + std::to_string(server.port()); }
 };
@@ -141,7 +145,8 @@ TEST_CASE("proxy URLs: http:// with or without credentials, a bare host:port; so
         "\"socks5://127.0.0.1:1080\": SOCKS5 proxies are not supported; use an HTTP proxy (http://)");
   CHECK(error_of("https://proxy.corp") ==
         "\"https://proxy.corp\": only http:// proxies (HTTP CONNECT) are supported, not https://");
-  CHECK(error_of("http://proxy.corp:99999") == "\"http://proxy.corp:99999\": port \"99999\" is not a number from 1 to 65535");
+  CHECK(error_of("http://proxy.corp:99999") ==
+        "\"http://proxy.corp:99999\": port \"99999\" is not a number from 1 to 65535");
 }
 
 TEST_CASE("a cluster's proxy-url reaches the server through the CONNECT proxy; inspect prints the same") {
@@ -173,8 +178,10 @@ TEST_CASE("a cluster's proxy-url reaches the server through the CONNECT proxy; i
   test::write_text(cluster.kubeconfig, config);
   Run refused = run({"karta-webhook", "list", "--kubeconfig", cluster.kubeconfig.string()});
   CHECK(refused.code == 1);
-  CHECK(refused.err == "karta-webhook: " + cluster.kubeconfig.string() + ": clusters[local].cluster.proxy-url: \"socks5://127.0.0.1:" +
-                           std::to_string(cluster.proxy.port()) + "\": SOCKS5 proxies are not supported; use an HTTP proxy (http://)\n");
+  CHECK(refused.err ==
+        "karta-webhook: " + cluster.kubeconfig.string() +
+            ": clusters[local].cluster.proxy-url: \"socks5://127.0.0.1:" + std::to_string(cluster.proxy.port()) +
+            "\": SOCKS5 proxies are not supported; use an HTTP proxy (http://)\n");
 }
 
 TEST_CASE("a proxy that wants credentials gets them from the URL; a refused CONNECT is an error naming the proxy") {
@@ -199,8 +206,9 @@ TEST_CASE("a proxy that wants credentials gets them from the URL; a refused CONN
   } catch (const kube::ApiError& e) {
     error = e.what();
   }
-  CHECK(error == "GET https://kube.test:" + std::to_string(cluster.server.port()) + "/api: proxy http://alice:xxxxx@127.0.0.1:" +
-                     port + " (from proxy-url) refused CONNECT " + cluster.authority() + ": 407 Proxy Authentication Required");
+  CHECK(error == "GET https://kube.test:" + std::to_string(cluster.server.port()) +
+                     "/api: proxy http://alice:xxxxx@127.0.0.1:" + port + " (from proxy-url) refused CONNECT " +
+                     cluster.authority() + ": 407 Proxy Authentication Required");
   auto tunnels = guarded.tunnels();
   REQUIRE(tunnels.size() == 2);
   CHECK(tunnels[0].proxy_authorization == "Basic " + test::base64("alice:secret"));
@@ -228,7 +236,8 @@ TEST_CASE("HTTPS_PROXY (or https_proxy) carries list and audit through the proxy
   for (const auto& tunnel : cluster.proxy.tunnels()) CHECK(tunnel.authority == cluster.authority());
   // NO_PROXY naming the server (by domain suffix, by name and port): the client goes directly, and kube.test
   // is a name only the proxy knows.
-  for (std::string no_proxy : std::vector<std::string>{".test", "kube.test:" + std::to_string(cluster.server.port()), "*"}) {
+  for (std::string no_proxy :
+       std::vector<std::string>{".test", "kube.test:" + std::to_string(cluster.server.port()), "*"}) {
     CAPTURE(no_proxy);
     Environment env;
     env.set("HTTPS_PROXY", cluster.proxy.url()).set("no_proxy", no_proxy).set("NO_PROXY", "");
@@ -251,7 +260,9 @@ TEST_CASE("--context picks the kubeconfig's context on inspect, list, audit and 
   std::string file = (dir.path / "config").string();
   Run broken = run({"karta-webhook", "list", "--kubeconfig", file});
   CHECK(broken.code == 1);
-  CHECK(broken.err == "karta-webhook: " + file + ": contexts[broken].context.cluster: no cluster named \"nowhere\" in clusters (it has local)\n");
+  CHECK(broken.err ==
+        "karta-webhook: " + file +
+            ": contexts[broken].context.cluster: no cluster named \"nowhere\" in clusters (it has local)\n");
   Run listed = run({"karta-webhook", "list", "--kubeconfig", file, "--context", "local"});
   CHECK(listed.code == 0);
   CHECK(listed.out.find("research    demo   JobSet") != std::string::npos);
@@ -261,7 +272,8 @@ TEST_CASE("--context picks the kubeconfig's context on inspect, list, audit and 
   CHECK(run({"karta-webhook", "audit", "--kubeconfig", file, "--context", "local"}).code == 0);
   Run unknown = run({"karta-webhook", "audit", "--kubeconfig", file, "--context", "elsewhere"});
   CHECK(unknown.code == 2);
-  CHECK(unknown.err == "karta-webhook audit: " + file + ": context: no context named \"elsewhere\" in contexts (it has local, broken)\n");
+  CHECK(unknown.err == "karta-webhook audit: " + file +
+                           ": context: no context named \"elsewhere\" in contexts (it has local, broken)\n");
   // serve takes --context with --kubeconfig only.
   Run serve = run({"karta-webhook", "serve", "--tls-cert-file", server.certificates().certificate.string(),
                    "--tls-private-key-file", server.certificates().key.string(), "--context", "local"});
