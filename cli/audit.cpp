@@ -341,6 +341,7 @@ AuditCommand::AuditCommand(CLI::App& app) {
       "could not be listed, the cluster could not be reached, a manifest does not parse).");
   command_->add_option("--kubeconfig", kubeconfig_, "Audit the cluster of this kubeconfig's current context (default: $KUBECONFIG's files, else ~/.kube/config)")
       ->check(CLI::ExistingFile);
+  command_->add_option("--context", context_, "The kubeconfig context to audit (default: its current-context)");
   command_->add_flag("--in-cluster", in_cluster_, "Audit the pod's own cluster, with its service account");
   command_->add_option("-n,--namespace", namespace_name_, "Only this namespace (default: all)");
   command_->add_option("-f,--filename", files_, "Audit manifests instead: YAML or JSON files, or directories of them")
@@ -357,7 +358,7 @@ AuditReport AuditCommand::audit_connected_cluster(const AdmissionState& state, s
     connection = kube::in_cluster_connection();
   } else {
     try {
-      connection = kube::load_kubeconfig(kube::kubeconfig_files(kubeconfig_));
+      connection = kube::load_kubeconfig(kube::kubeconfig_files(kubeconfig_), context_);
     } catch (const kube::NoKubeconfigError& e) {
       throw InputError("audit: no cluster (give --kubeconfig, --in-cluster or -f FILES): " + std::string(e.what()));
     }
@@ -375,8 +376,8 @@ AuditReport AuditCommand::audit_connected_cluster(const AdmissionState& state, s
 }
 
 int AuditCommand::run(const AdmissionState& state, std::ostream& out, std::ostream& err) const {
-  if (!files_.empty() && (!kubeconfig_.empty() || in_cluster_)) {
-    throw InputError("audit: -f and --kubeconfig/--in-cluster exclude each other");
+  if (!files_.empty() && (!kubeconfig_.empty() || !context_.empty() || in_cluster_)) {
+    throw InputError("audit: -f and --kubeconfig/--context/--in-cluster exclude each other");
   }
   std::optional<AuditReport> report;
   try {

@@ -117,6 +117,7 @@ class AuditCommand {
 
   CLI::App* command_;
   std::string kubeconfig_;
+  std::string context_;
   bool in_cluster_ = false;
   std::string namespace_name_;
   std::string output_ = "text";

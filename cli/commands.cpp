@@ -160,9 +160,25 @@ CLI::App* add_suspend_command(CLI::App& app, const std::string& verb, std::strin
   return command;
 }
 
+// kubectl runs any `kubectl-NAME` program on the PATH for `kubectl NAME ...`, with argv[0] that program's
+// path: linked as kubectl-karta, the binary is the `kubectl karta` plugin, and its help says so.
+constexpr const char* kPluginFile = "kubectl-karta";
+
+void name_for_kubectl(CLI::App& command) {
+  auto renamed = [](std::string text) {
+    const std::string from = "karta-webhook", to = "kubectl karta";
+    for (std::size_t at = 0; (at = text.find(from, at)) != std::string::npos; at += to.size()) text.replace(at, from.size(), to);
+    return text;
+  };
+  command.footer(renamed(command.get_footer()));
+  command.description(renamed(command.get_description()));
+  for (CLI::App* sub : command.get_subcommands({})) name_for_kubectl(*sub);
+}
+
 }  // namespace
 
 int run_command_line(int argc, char** argv, std::ostream& out, std::ostream& err) {
+  const bool kubectl_plugin = argc > 0 && std::filesystem::path(argv[0]).filename() == kPluginFile;
   CLI::App app{"karta-webhook: a Kubernetes admission webhook that labels, annotates and schedules the pod "
                "templates of any workload kind described by a Karta definition."};
   app.require_subcommand(1);
@@ -196,11 +212,13 @@ int run_command_line(int argc, char** argv, std::ostream& out, std::ostream& err
   serve_command->add_option("--log-level", common.log_level, "trace, debug, info, warn, error")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}))->capture_default_str();
   add_common_options(*serve_command, common);
-  std::string kubeconfig;
+  std::string kubeconfig, kube_context;
   bool in_cluster = false;
   serve_command->add_option("--kubeconfig", kubeconfig,
                             "Watch Karta objects and CRDs through the API server of this kubeconfig's current context")
       ->check(CLI::ExistingFile);
+  serve_command->add_option("--context", kube_context, "The --kubeconfig context to use (default: its current-context)")
+      ->needs("--kubeconfig");
   serve_command->add_flag("--in-cluster", in_cluster,
                           "Watch Karta objects and CRDs through the pod's own API server and service account");
   std::vector<std::string> serve_crds;
@@ -244,6 +262,11 @@ int run_command_line(int argc, char** argv, std::ostream& out, std::ostream& err
   add_common_options(audit.command(), common);
   GenerateCommand generate(app);
 
+  if (kubectl_plugin) {
+    name_for_kubectl(app);
+    app.name("kubectl karta");
+  }
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -256,7 +279,7 @@ int run_command_line(int argc, char** argv, std::ostream& out, std::ostream& err
       server_options.drain_timeout = std::chrono::milliseconds(drain_timeout_ms);
       config.crd_directories.assign(serve_crds.begin(), serve_crds.end());
       if (!kubeconfig.empty()) {
-        config.cluster = kube::load_kubeconfig(kube::kubeconfig_files(kubeconfig));
+        config.cluster = kube::load_kubeconfig(kube::kubeconfig_files(kubeconfig), kube_context);
       } else if (in_cluster) {
         config.cluster = kube::in_cluster_connection();
       }

@@ -28,6 +28,7 @@ GenerateCommand::GenerateCommand(CLI::App& app) {
                    "Read the CRD from the cluster of this kubeconfig's current context (default: $KUBECONFIG's "
                    "files, else ~/.kube/config)")
       ->check(CLI::ExistingFile);
+  command_->add_option("--context", context_, "The kubeconfig context to use (default: its current-context)");
   command_->add_flag("--in-cluster", in_cluster_, "Read the CRD with the pod's own service account");
 }
 
@@ -36,8 +37,8 @@ bool GenerateCommand::chosen() const { return command_->parsed(); }
 int GenerateCommand::run(std::ostream& out, std::ostream& err) const {
   try {
     if (file_.empty() == name_.empty()) throw InputError("give either -f CRD.yaml or the name of a CRD in the cluster");
-    if (!file_.empty() && (!kubeconfig_.empty() || in_cluster_))
-      throw InputError("-f reads a file: --kubeconfig and --in-cluster go with a CRD's name");
+    if (!file_.empty() && (!kubeconfig_.empty() || !context_.empty() || in_cluster_))
+      throw InputError("-f reads a file: --kubeconfig, --context and --in-cluster go with a CRD's name");
     json crd;
     std::string where;
     if (!file_.empty()) {
@@ -54,7 +55,7 @@ int GenerateCommand::run(std::ostream& out, std::ostream& err) const {
                          " CustomResourceDefinitions; generate drafts one");
     } else {
       kube::KubeConnection connection =
-          in_cluster_ ? kube::in_cluster_connection() : kube::load_kubeconfig(kube::kubeconfig_files(kubeconfig_));
+          in_cluster_ ? kube::in_cluster_connection() : kube::load_kubeconfig(kube::kubeconfig_files(kubeconfig_), context_);
       kube::ApiClient client(std::move(connection));
       crd = client.get(kube::resource_path("apiextensions.k8s.io", "v1", "customresourcedefinitions", "", name_));
       where = "customresourcedefinitions/" + name_;

@@ -26,6 +26,7 @@ class GenerateCommand {
   std::string name_;
   std::string version_;
   std::string kubeconfig_;
+  std::string context_;
   bool in_cluster_ = false;
 };
 

@@ -35,7 +35,7 @@ std::string origin_of(const KartaDefinition& definition) {
 
 kube::KubeConnection connect(const LiveOptions& options) {
   if (options.in_cluster) return kube::in_cluster_connection();
-  return kube::load_kubeconfig(kube::kubeconfig_files(options.kubeconfig));
+  return kube::load_kubeconfig(kube::kubeconfig_files(options.kubeconfig), options.context);
 }
 
 std::string where(const kube::ApiResource& resource, const std::string& namespace_name) {
@@ -315,6 +315,7 @@ LiveCommands::LiveCommands(CLI::App& app, CLI::App& inspect) : inspect_(&inspect
   auto add_cluster_options = [](CLI::App& command, LiveOptions& options) {
     command.add_option("--kubeconfig", options.kubeconfig, "Kubeconfig file (default: the files of $KUBECONFIG, merged as kubectl merges them, else ~/.kube/config)")
         ->check(CLI::ExistingFile);
+    command.add_option("--context", options.context, "The kubeconfig context to use (default: its current-context)");
     command.add_flag("--in-cluster", options.in_cluster, "Use the pod's own API server and service account");
     command.add_option("--chunk-size", options.page_size, "LIST in pages of this many objects (0: one answer)")
         ->capture_default_str();

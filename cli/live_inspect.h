@@ -41,6 +41,7 @@ struct LiveOptions {
   std::string namespace_name;  // "": the kubeconfig context's namespace, else "default"
   bool all_namespaces = false;  // list -A
   std::string kubeconfig;      // "": the files of $KUBECONFIG, merged, else ~/.kube/config
+  std::string context;         // "": the kubeconfig's current-context
   bool in_cluster = false;
   std::vector<std::string> definitions;  // directories over the built-in catalog
   std::string policy;                    // its gpu.resourceNames count as GPUs

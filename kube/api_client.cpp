@@ -1,11 +1,17 @@
+// Longer than 500 lines because one Impl holds every step of a request on one io_context, each with
+// its deadline and its message: resolve, connect, the proxy's CONNECT tunnel, TLS (with the exec
+// plugin's client certificate), the request, the answer, and the one retry after a 401.
 #include "kube/api_client.h"
 
 #include <atomic>
 #include <limits>
+#include <optional>
 #include <vector>
 
 #include <openssl/err.h>
+#include <openssl/pem.h>
 #include <openssl/ssl.h>
+#include <openssl/x509.h>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -88,6 +94,7 @@ struct Connection {
   Connection(net::io_context& io, net::ssl::context& tls) : stream(io, tls) {}
   beast::ssl_stream<beast::tcp_stream> stream;
   beast::flat_buffer buffer;
+  unsigned long credential_generation = 0;  // of the exec credential whose certificate it presented
   void close() { beast::get_lowest_layer(stream).close(); }
 };
 
@@ -185,7 +192,20 @@ struct ApiClient::Impl {
     if (kept) kept->close();
   }
 
-  std::unique_ptr<Connection> open(const std::string& request) {
+  // The exec plugin's credential for the next request (running the plugin when it has expired).
+  std::optional<ExecCredential> exec_credential() const {
+    if (!connection.exec) return std::nullopt;
+    return connection.exec->current();
+  }
+
+  // Where the TCP connection goes: the API server, or the proxy that tunnels to it.
+  std::string dialled() const {
+    return connection.proxy ? "proxy " + connection.proxy->url + " (from " + connection.proxy->source + ")" : address();
+  }
+
+  std::unique_ptr<Connection> open(const std::string& request, const std::optional<ExecCredential>& credential = {}) {
+    const std::string& dial_host = connection.proxy ? connection.proxy->host : connection.host;
+    const unsigned short dial_port = connection.proxy ? connection.proxy->port : connection.port;
     tcp::resolver::results_type endpoints;
     net::steady_timer resolve_timer(io);
     bool resolve_timed_out = false;
@@ -196,18 +216,19 @@ struct ApiClient::Impl {
         resolve_timed_out = true;
         resolver.cancel();
       });
-      resolver.async_resolve(connection.host, std::to_string(connection.port),
+      resolver.async_resolve(dial_host, std::to_string(dial_port),
                              [&, done](beast::error_code resolve_ec, tcp::resolver::results_type results) {
                                resolve_timer.cancel();
                                endpoints = std::move(results);
                                done(resolve_ec);
                              });
     });
+    const std::string of_proxy = connection.proxy ? " (" + dialled() + ")" : "";
     if (resolve_timed_out) {
-      throw transport_error(
-          request, "cannot resolve " + connection.host + " within " + milliseconds_text(options.connect_timeout));
+      throw transport_error(request, "cannot resolve " + dial_host + of_proxy + " within " +
+                                         milliseconds_text(options.connect_timeout));
     }
-    if (ec) throw transport_error(request, "cannot resolve " + connection.host + ": " + ec.message());
+    if (ec) throw transport_error(request, "cannot resolve " + dial_host + of_proxy + ": " + ec.message());
 
     auto opened = std::make_unique<Connection>(io, tls);
     InUse opening(in_use, opened.get());
@@ -218,18 +239,23 @@ struct ApiClient::Impl {
     });
     if (ec == beast::error::timeout) {
       throw transport_error(request,
-                            "no connection to " + address() + " within " + milliseconds_text(options.connect_timeout));
+                            "no connection to " + dialled() + " within " + milliseconds_text(options.connect_timeout));
     }
-    if (ec) throw transport_error(request, "cannot connect to " + address() + ": " + ec.message());
+    if (ec) throw transport_error(request, "cannot connect to " + dialled() + ": " + ec.message());
     beast::error_code ignored;
     lowest.socket().set_option(tcp::no_delay(true), ignored);
     // A watch can be quiet for minutes: keepalive notices a peer that vanished without closing.
     lowest.socket().set_option(net::socket_base::keep_alive(true), ignored);
+    if (connection.proxy) tunnel(request, *opened);
 
     // The name the certificate must carry: tls-server-name when given, else the host.
     const std::string& name = connection.tls_server_name.empty() ? connection.host : connection.tls_server_name;
     SSL* ssl = opened->stream.native_handle();
     require_server_name(ssl, name);
+    if (credential && !credential->client_certificate_pem.empty()) {
+      present_certificate(ssl, *credential);
+      opened->credential_generation = credential->generation;
+    }
     auto name_mismatch = std::make_shared<std::string>();  // what the certificate names instead, if that failed
     if (!connection.insecure_skip_tls_verify) {
       opened->stream.set_verify_callback([name_mismatch, name](bool preverified, net::ssl::verify_context& context) {
@@ -261,14 +287,79 @@ struct ApiClient::Impl {
     return opened;
   }
 
-  http::request<http::empty_body> make_request(const std::string& path_and_query) const {
+  // HTTP CONNECT to the API server through the proxy, as Go's transport asks for a tunnel: the TLS
+  // handshake with the API server then runs inside it.
+  void tunnel(const std::string& request, Connection& opened) {
+    auto& lowest = beast::get_lowest_layer(opened.stream);
+    const std::string authority = address();
+    http::request<http::empty_body> connect{http::verb::connect, authority, 11};
+    connect.set(http::field::host, authority);
+    connect.set(http::field::user_agent, options.user_agent);
+    if (!connection.proxy->authorization.empty()) {
+      connect.set(http::field::proxy_authorization, connection.proxy->authorization);
+    }
+    lowest.expires_after(options.handshake_timeout);
+    http::response_parser<http::empty_body> parser;
+    parser.skip(true);  // a CONNECT answer has no body: the tunnel follows
+    beast::flat_buffer buffer;
+    beast::error_code ec = wait(request, [&](auto done) {
+      http::async_write(lowest, connect, [done](beast::error_code write_ec, std::size_t) { done(write_ec); });
+    });
+    if (!ec) {
+      ec = wait(request, [&](auto done) {
+        http::async_read(lowest, buffer, parser, [done](beast::error_code read_ec, std::size_t) { done(read_ec); });
+      });
+    }
+    if (ec == beast::error::timeout) {
+      throw transport_error(request, "no answer from " + dialled() + " to CONNECT " + authority + " within " +
+                                         milliseconds_text(options.handshake_timeout));
+    }
+    if (ec) throw transport_error(request, "CONNECT " + authority + " through " + dialled() + " failed: " + ec.message());
+    int status = static_cast<int>(parser.get().result_int());
+    if (status != 200) {
+      throw transport_error(request, dialled() + " refused CONNECT " + authority + ": " + std::to_string(status) + " " +
+                                         std::string(parser.get().reason()));
+    }
+    if (buffer.size() != 0) throw transport_error(request, dialled() + " sent data before the TLS handshake");
+  }
+
+  // The exec plugin's client certificate (and any chain after it) and key, on this connection only.
+  void present_certificate(SSL* ssl, const ExecCredential& credential) const {
+    auto fault = [&](const std::string& what) {
+      ERR_clear_error();
+      throw KubeConfigError(connection.exec->config().field + ": the credential plugin's " + what);
+    };
+    std::unique_ptr<BIO, decltype(&BIO_free)> certificates(
+        BIO_new_mem_buf(credential.client_certificate_pem.data(), static_cast<int>(credential.client_certificate_pem.size())),
+        &BIO_free);
+    X509* leaf = PEM_read_bio_X509(certificates.get(), nullptr, nullptr, nullptr);
+    if (leaf == nullptr) fault("clientCertificateData holds no PEM certificate");
+    int used = SSL_use_certificate(ssl, leaf);
+    X509_free(leaf);
+    if (used != 1) fault("client certificate cannot be used");
+    while (X509* chained = PEM_read_bio_X509(certificates.get(), nullptr, nullptr, nullptr)) {
+      if (SSL_add0_chain_cert(ssl, chained) != 1) X509_free(chained);
+    }
+    ERR_clear_error();
+    std::unique_ptr<BIO, decltype(&BIO_free)> key(
+        BIO_new_mem_buf(credential.client_key_pem.data(), static_cast<int>(credential.client_key_pem.size())), &BIO_free);
+    EVP_PKEY* private_key = PEM_read_bio_PrivateKey(key.get(), nullptr, nullptr, nullptr);
+    if (private_key == nullptr) fault("clientKeyData holds no PEM private key");
+    used = SSL_use_PrivateKey(ssl, private_key);
+    EVP_PKEY_free(private_key);
+    if (used != 1 || SSL_check_private_key(ssl) != 1) fault("client key does not match its client certificate");
+  }
+
+  http::request<http::empty_body> make_request(const std::string& path_and_query,
+                                               const std::optional<ExecCredential>& credential) const {
     http::request<http::empty_body> request{http::verb::get, connection.base_path + path_and_query, 11};
     std::string host = bracketed(connection.host);
     if (connection.port != 443) host += ":" + std::to_string(connection.port);
     request.set(http::field::host, host);
     request.set(http::field::user_agent, options.user_agent);
     request.set(http::field::accept, "application/json");
-    std::string token = connection.bearer_token();  // read now: the token file may have been rotated
+    // Read now: the token file may have been rotated.
+    std::string token = credential ? credential->token : connection.bearer_token();
     if (!token.empty()) request.set(http::field::authorization, "Bearer " + token);
     return request;
   }
@@ -303,15 +394,22 @@ json ApiClient::get(const std::string& path_and_query) {
   Impl& impl = *impl_;
   impl.check_target(path_and_query);
   const std::string request_name = "GET " + url(path_and_query);
+  bool refreshed = false;  // the exec plugin was run again after a 401: the request is sent once more
   for (;;) {
+    std::optional<ExecCredential> credential = impl.exec_credential();
+    // A kept connection presented the certificate of an older credential.
+    if (impl.kept && credential && impl.kept->credential_generation != credential->generation &&
+        !credential->client_certificate_pem.empty()) {
+      impl.kept.reset();
+    }
     bool fresh = !impl.kept;
     if (fresh) {
-      auto opened = impl.open(request_name);
+      auto opened = impl.open(request_name, credential);
       impl.kept = std::move(opened);
     }
     Connection& connection = *impl.kept;
     InUse in_use(impl.in_use, &connection);
-    auto request = impl.make_request(path_and_query);
+    auto request = impl.make_request(path_and_query, credential);
     auto& lowest = beast::get_lowest_layer(connection.stream);
     lowest.expires_after(impl.options.request_timeout);
     beast::error_code ec = impl.wait(request_name, [&](auto done) {
@@ -336,6 +434,13 @@ json ApiClient::get(const std::string& path_and_query) {
     auto response = parser.release();
     if (!response.keep_alive()) impl.kept.reset();
     int status = static_cast<int>(response.result_int());
+    // client-go runs the plugin again when the server refuses its credential; we also retry once.
+    if (status == 401 && credential && !refreshed) {
+      impl.connection.exec->refresh(*credential);
+      impl.kept.reset();
+      refreshed = true;
+      continue;
+    }
     if (status < 200 || status > 299) throw ApiError::from_answer(request_name, status, response.body());
     json parsed = json::parse(response.body(), nullptr, /*allow_exceptions=*/false);
     if (parsed.is_discarded()) {
@@ -354,10 +459,11 @@ void ApiClient::stream_lines(const std::string& path_and_query, std::chrono::mil
   impl.check_target(path_and_query);
   const std::string request_name = "GET " + url(path_and_query);
   const auto until = std::chrono::steady_clock::now() + deadline;
-  std::unique_ptr<Connection> connection = impl.open(request_name);
+  std::optional<ExecCredential> credential = impl.exec_credential();
+  std::unique_ptr<Connection> connection = impl.open(request_name, credential);
   InUse in_use(impl.in_use, connection.get());
   auto& lowest = beast::get_lowest_layer(connection->stream);
-  auto request = impl.make_request(path_and_query);
+  auto request = impl.make_request(path_and_query, credential);
   lowest.expires_at(until);
   beast::error_code ec = impl.wait(request_name, [&](auto done) {
     http::async_write(connection->stream, request, [done](beast::error_code write_ec, std::size_t) { done(write_ec); });
@@ -414,7 +520,11 @@ void ApiClient::stream_lines(const std::string& path_and_query, std::chrono::mil
     }
     if (ec) throw impl.transport_error(request_name, "the stream broke: " + ec.message());
   }
-  if (!success) throw ApiError::from_answer(request_name, status, error_body);
+  if (!success) {
+    // The caller retries a stream: the next one carries the plugin's new credential.
+    if (status == 401 && credential) impl.connection.exec->refresh(*credential);
+    throw ApiError::from_answer(request_name, status, error_body);
+  }
   if (!pending.empty()) on_line(pending);
 }
 

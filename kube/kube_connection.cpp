@@ -1,3 +1,6 @@
+// Longer than 500 lines because it reads every field of a kubeconfig as client-go reads it, each fault
+// named by file and field: the files merged, the cluster (server, TLS, proxy), the user (token, client
+// certificate, exec plugin) and the context share one reader (KubeconfigReader).
 #include "kube/kube_connection.h"
 
 #include <algorithm>
@@ -13,6 +16,7 @@
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
+#include <nlohmann/json.hpp>
 #include <yaml-cpp/yaml.h>
 
 namespace karta::kube {
@@ -305,9 +309,111 @@ class MergedKubeconfig {
 
 std::string bracketed(const std::string& host) { return host.find(':') != std::string::npos ? "[" + host + "]" : host; }
 
+
+std::optional<ProxyServer> environment_proxy(const std::string& host, unsigned short port) {
+  try {
+    return proxy_from_environment(host, port);
+  } catch (const std::invalid_argument& e) {
+    throw KubeConfigError(std::string("$HTTPS_PROXY: ") + e.what());
+  }
+}
+
+// A YAML value as JSON, for the exec extension's `config` (scalars keep YAML's plain types).
+nlohmann::ordered_json yaml_json(const YAML::Node& node) {
+  if (node.IsMap()) {
+    nlohmann::ordered_json object = nlohmann::ordered_json::object();
+    for (const auto& entry : node) object[entry.first.as<std::string>()] = yaml_json(entry.second);
+    return object;
+  }
+  if (node.IsSequence()) {
+    nlohmann::ordered_json array = nlohmann::ordered_json::array();
+    for (const auto& entry : node) array.push_back(yaml_json(entry));
+    return array;
+  }
+  if (!node.IsScalar()) return nullptr;
+  const std::string& text = node.Scalar();
+  if (node.Tag() != "!") {
+    if (text == "null" || text == "~") return nullptr;
+    if (text == "true" || text == "false") return text == "true";
+    nlohmann::ordered_json number = nlohmann::ordered_json::parse(text, nullptr, false);
+    if (number.is_number()) return number;
+  }
+  return text;
+}
+
+// users[].user.exec as client-go's ExecConfig reads it. The cluster goes into KUBERNETES_EXEC_INFO
+// under provideClusterInfo, as client-go's Cluster (field order and names included).
+ExecConfig exec_config(const KubeconfigReader& file, const YAML::Node& exec, const std::string& field,
+                       const YAML::Node& cluster, const std::string& server, const KubeConnection& connection) {
+  if (!exec.IsMap()) file.fail(field, "must be a map");
+  ExecConfig config;
+  config.field = file.file().string() + ": " + field;
+  config.api_version = file.string_field(exec, "apiVersion", field + ".apiVersion");
+  if (config.api_version != "client.authentication.k8s.io/v1" &&
+      config.api_version != "client.authentication.k8s.io/v1beta1") {
+    file.fail(field + ".apiVersion",
+              config.api_version.empty()
+                  ? std::string("not set; client.authentication.k8s.io/v1 or v1beta1")
+                  : "\"" + config.api_version + "\" is not client.authentication.k8s.io/v1 or v1beta1");
+  }
+  config.command = file.string_field(exec, "command", field + ".command");
+  if (config.command.empty()) file.fail(field + ".command", "not set");
+  // client-go resolves a command with a path separator against the kubeconfig's directory.
+  if (config.command.find('/') != std::string::npos) config.command = file.resolve(config.command).lexically_normal().string();
+  if (YAML::Node args = exec["args"]; args && !args.IsNull()) {
+    if (!args.IsSequence()) file.fail(field + ".args", "must be a list of strings");
+    for (const auto& arg : args) {
+      if (!arg.IsScalar()) file.fail(field + ".args", "must be a list of strings");
+      config.args.push_back(arg.Scalar());
+    }
+  }
+  if (YAML::Node env = exec["env"]; env && !env.IsNull()) {
+    if (!env.IsSequence()) file.fail(field + ".env", "must be a list of {name, value}");
+    for (const auto& variable : env) {
+      if (!variable.IsMap()) file.fail(field + ".env", "must be a list of {name, value}");
+      std::string name = file.string_field(variable, "name", field + ".env[].name");
+      if (name.empty()) file.fail(field + ".env[].name", "not set");
+      config.env.emplace_back(name, file.string_field(variable, "value", field + ".env[" + name + "].value"));
+    }
+  }
+  config.install_hint = file.string_field(exec, "installHint", field + ".installHint");
+  std::string mode = file.string_field(exec, "interactiveMode", field + ".interactiveMode");
+  if (mode.empty() && config.api_version.ends_with("/v1")) {
+    file.fail(field + ".interactiveMode", "not set; client.authentication.k8s.io/v1 needs Never, IfAvailable or Always");
+  }
+  if (!mode.empty() && mode != "Never" && mode != "IfAvailable" && mode != "Always") {
+    file.fail(field + ".interactiveMode", "\"" + mode + "\" is not Never, IfAvailable or Always");
+  }
+  if (!mode.empty()) config.interactive_mode = mode;
+  if (file.bool_field(exec, "provideClusterInfo", field + ".provideClusterInfo")) {
+    nlohmann::ordered_json info;
+    info["server"] = server;
+    if (!connection.tls_server_name.empty()) info["tls-server-name"] = connection.tls_server_name;
+    if (connection.insecure_skip_tls_verify) info["insecure-skip-tls-verify"] = true;
+    if (connection.ca_pem) {
+      std::string encoded(4 * ((connection.ca_pem->size() + 2) / 3), '\0');
+      encoded.resize(static_cast<std::size_t>(EVP_EncodeBlock(reinterpret_cast<unsigned char*>(encoded.data()),
+                                                              reinterpret_cast<const unsigned char*>(connection.ca_pem->data()),
+                                                              static_cast<int>(connection.ca_pem->size()))));
+      info["certificate-authority-data"] = encoded;
+    }
+    if (YAML::Node proxy = cluster["proxy-url"]; proxy && proxy.IsScalar()) info["proxy-url"] = proxy.Scalar();
+    if (YAML::Node extensions = cluster["extensions"]; extensions && extensions.IsSequence()) {
+      for (const auto& extension : extensions) {
+        if (extension.IsMap() && extension["name"] && extension["name"].IsScalar() &&
+            extension["name"].Scalar() == "client.authentication.k8s.io/exec") {
+          info["config"] = yaml_json(extension["extension"]);
+        }
+      }
+    }
+    config.cluster_json = info.dump();
+  }
+  return config;
+}
 }  // namespace
 
 std::string KubeConnection::bearer_token() const {
+  if (exec) return exec->current().token;
   if (!token_file.empty()) {
     if (auto contents = read_file(token_file)) return trimmed(*contents);
     if (token.empty()) throw KubeConfigError(source + ": token file " + token_file.string() + " cannot be read");
@@ -377,9 +483,17 @@ KubeConnection load_kubeconfig(const KubeconfigFiles& files, std::string context
   connection.host = address.host;
   connection.port = address.port;
   connection.base_path = address.base_path;
-  if (cluster["proxy-url"]) {
-    cluster_file->fail(cluster_path + ".proxy-url",
-                       "proxies are not supported; the API server must be reachable directly");
+  // The cluster's proxy-url is used whatever NO_PROXY says, as client-go uses it.
+  if (std::string proxy_url = cluster_file->string_field(cluster, "proxy-url", cluster_path + ".proxy-url");
+      !proxy_url.empty()) {
+    try {
+      connection.proxy = parse_proxy_url(proxy_url);
+      connection.proxy->source = "proxy-url";
+    } catch (const std::invalid_argument& e) {
+      cluster_file->fail(cluster_path + ".proxy-url", e.what());
+    }
+  } else {
+    connection.proxy = environment_proxy(connection.host, connection.port);
   }
   connection.tls_server_name =
       cluster_file->string_field(cluster, "tls-server-name", cluster_path + ".tls-server-name");
@@ -400,10 +514,8 @@ KubeConnection load_kubeconfig(const KubeconfigFiles& files, std::string context
   // would only fail later with a puzzling 401 or 403.
   const std::string use_instead = "; use token, tokenFile or client-certificate and client-key instead";
   if (YAML::Node exec = user["exec"]; exec && !exec.IsNull()) {
-    std::string command = exec.IsMap() ? user_file->string_field(exec, "command", user_path + ".exec.command") : "";
-    user_file->fail(user_path + ".exec",
-                    "exec credential plugins are not supported" +
-                        (command.empty() ? std::string() : " (this one runs \"" + command + "\")") + use_instead);
+    connection.exec = std::make_shared<ExecCredentialSource>(
+        exec_config(*user_file, exec, user_path + ".exec", cluster, server, connection));
   }
   if (YAML::Node provider = user["auth-provider"]; provider && !provider.IsNull()) {
     std::string name =
@@ -467,6 +579,7 @@ KubeConnection in_cluster_connection(const ServiceAccountFiles& files) {
   }
   connection.host = host;
   connection.port = static_cast<unsigned short>(number);
+  connection.proxy = environment_proxy(connection.host, connection.port);
   connection.token_file = files.token;
   if (!read_file(files.token)) {
     throw KubeConfigError("service account token " + files.token.string() +

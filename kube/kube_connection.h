@@ -1,15 +1,20 @@
 #pragma once
 
 // Where the Kubernetes API server is and how to prove who we are to it, read from kubeconfig files or
-// from the service account Kubernetes mounts into every pod. This is the part of client-go's
-// configuration that needs no plugins: a CA (or the system store), a bearer token (inline or from a
-// file) and a client certificate.
+// from the service account Kubernetes mounts into every pod, as client-go reads them: a CA (or the
+// system store), a bearer token (inline or from a file), a client certificate, an exec credential plugin
+// (kube/exec_credential.h), and an HTTP proxy (the cluster's proxy-url, else $HTTPS_PROXY and $NO_PROXY:
+// kube/proxy.h).
 
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include "kube/exec_credential.h"
+#include "kube/proxy.h"
 
 namespace karta::kube {
 
@@ -36,13 +41,19 @@ struct KubeConnection {
   std::filesystem::path token_file;
   std::string client_certificate_pem;  // with client_key_pem, presented to the server
   std::string client_key_pem;
+  // The user's exec plugin, when it has one: its token is sent, and its client certificate presented,
+  // instead. Shared, so that every copy of the connection (a watcher's, a retry's) runs it once.
+  std::shared_ptr<ExecCredentialSource> exec;
+  // The HTTP proxy to tunnel through (CONNECT), when the cluster's proxy-url or the environment names one.
+  std::optional<ProxyServer> proxy;
   bool insecure_skip_tls_verify = false;
   std::string tls_server_name;    // the name the server's certificate must carry (and SNI), when not host
   std::string default_namespace;  // the context's namespace, or the service account's
   std::string source;             // where this came from, for messages: "kubeconfig /x/config, context dev"
 
-  // The token to send now, "" for none. Throws KubeConfigError when token_file cannot be read and there
-  // is no inline token to fall back on.
+  // The token to send now, "" for none: the exec plugin's (running it when its credential has expired),
+  // else the token file's, else the inline token. Throws KubeConfigError when token_file cannot be read
+  // and there is no inline token to fall back on, or the plugin fails.
   std::string bearer_token() const;
 
   // "https://host:port" plus base_path, IPv6 hosts in brackets: for requests' messages.
@@ -66,8 +77,8 @@ KubeconfigFiles kubeconfig_files(const std::string& flag);
 // and context the first file that has one wins, and so does the first file that sets current-context.
 // Relative file paths are resolved against the directory of the file that holds them, as kubectl does.
 // Throws KubeConfigError naming the file and field when something is missing, unreadable or
-// unsupported (exec and auth-provider plugins, basic auth, impersonation, proxies); NoKubeconfigError
-// when no file exists.
+// unsupported (auth-provider plugins, basic auth, impersonation, SOCKS5 proxies); NoKubeconfigError
+// when no file exists. An exec plugin is not run here: the first request runs it.
 KubeConnection load_kubeconfig(const KubeconfigFiles& files, std::string context = "");
 // One file, which must exist: load_kubeconfig({{file}, true, "--kubeconfig"}, context).
 KubeConnection load_kubeconfig(const std::filesystem::path& file, std::string context = "");

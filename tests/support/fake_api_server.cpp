@@ -140,6 +140,10 @@ void FakeApiServer::Impl::end_watches() {
 }
 
 // The next `count` requests get `status` with a Status body.
+void FakeApiServer::Impl::set_token(const std::string& token) {
+  on_io([&] { options_.token = token; });
+}
+
 void FakeApiServer::Impl::fail_next(int count, int status) {
   on_io([&] {
     failures_left_ = count;
@@ -336,6 +340,7 @@ void FakeApiServer::bookmark(int version) { impl_->bookmark(version); }
 void FakeApiServer::compact(int version) { impl_->compact(version); }
 void FakeApiServer::end_watches() { impl_->end_watches(); }
 void FakeApiServer::fail_next(int count, int status) { impl_->fail_next(count, status); }
+void FakeApiServer::set_token(const std::string& token) { impl_->set_token(token); }
 void FakeApiServer::make_unavailable(const std::string& group, const std::string& version) {
   impl_->make_unavailable(group, version);
 }

@@ -148,6 +148,9 @@ class FakeApiServer {
   void end_watches();
   // The next `count` requests get `status` with a Status body.
   void fail_next(int count, int status);
+  // From now on only `token` is accepted: a request with another gets 401 Unauthorized, as when a
+  // cloud's short-lived token has been revoked or has expired on the server's side.
+  void set_token(const std::string& token);
   // Every request for the group version (discovery and its resources) gets 503 with the plain-text body
   // "service unavailable", as kube-aggregator answers for an APIService whose backend is down (a
   // metrics-server that is not running). /apis still lists the group.

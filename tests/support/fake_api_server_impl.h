@@ -215,6 +215,7 @@ class FakeApiServer::Impl {
   void compact(int version);
   void end_watches();
   void fail_next(int count, int status);
+  void set_token(const std::string& token);
   void make_unavailable(const std::string& group, const std::string& version);
 
   std::vector<Received> received() const;
