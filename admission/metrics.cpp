@@ -78,6 +78,8 @@ void Metrics::record_reload(const std::string& source, bool ok) {
 }
 
 void Metrics::set_definitions_loaded(std::size_t count) { definitions_loaded_ = count; }
+void Metrics::set_last_reload_successful(bool ok) { last_reload_successful_ = ok; }
+void Metrics::set_certificate_expiry(std::int64_t unix_seconds) { certificate_expiry_ = unix_seconds; }
 
 void Metrics::record_definition_faults_admitted(const std::string& kind, std::size_t faults) {
   std::lock_guard lock(mutex_);
@@ -127,6 +129,16 @@ std::string Metrics::render() const {
   out << "# HELP karta_definitions_loaded Karta definitions in the catalog being served.\n"
          "# TYPE karta_definitions_loaded gauge\n"
       << "karta_definitions_loaded " << definitions_loaded_.load() << "\n";
+  out << "# HELP karta_last_reload_successful 1 when the last reload of definitions, policy and cluster Kartas "
+         "loaded them all, 0 while a failure keeps (part of) the previous state served.\n"
+         "# TYPE karta_last_reload_successful gauge\n"
+      << "karta_last_reload_successful " << (last_reload_successful_.load() ? 1 : 0) << "\n";
+  if (std::int64_t expiry = certificate_expiry_.load(); expiry != 0) {
+    out << "# HELP karta_serving_certificate_expiration_timestamp_seconds When the serving certificate expires "
+           "(its notAfter), in seconds since the Unix epoch.\n"
+           "# TYPE karta_serving_certificate_expiration_timestamp_seconds gauge\n"
+        << "karta_serving_certificate_expiration_timestamp_seconds " << expiry << "\n";
+  }
   out << "# HELP karta_reloads_total Successful reloads, by source.\n# TYPE karta_reloads_total counter\n";
   for (const auto& [source, count] : reloads_) out << "karta_reloads_total{source=\"" << escape(source) << "\"} " << count << "\n";
   out << "# HELP karta_reload_errors_total Failed reloads (the previous state is kept), by source.\n"

@@ -7,6 +7,7 @@
 
 #include <array>
 #include <atomic>
+#include <cstdint>
 #include <map>
 #include <mutex>
 #include <string>
@@ -29,6 +30,11 @@ class Metrics {
                         const std::string& result, std::size_t patch_operations, double seconds);
   void record_reload(const std::string& source, bool ok);  // source: definitions, policy, cluster, certificate
   void set_definitions_loaded(std::size_t count);
+  // Whether the last reload of the state served (definitions, policy, the cluster's Kartas) loaded it
+  // whole: false while a broken file or a rejected Karta keeps (part of) the previous state served.
+  void set_last_reload_successful(bool ok);
+  // The serving certificate's notAfter, in seconds since the Unix epoch.
+  void set_certificate_expiry(std::int64_t unix_seconds);
   // Faults of a Karta admitted by definitionPolicy.mode warn, by the kind it defines ("group/version/Kind").
   void record_definition_faults_admitted(const std::string& kind, std::size_t faults);
 
@@ -72,6 +78,8 @@ class Metrics {
   std::map<std::string, std::uint64_t> reloads_, reload_errors_;
   std::map<std::string, std::uint64_t> definition_faults_admitted_;  // guarded by mutex_
   std::atomic<std::size_t> definitions_loaded_{0};
+  std::atomic<bool> last_reload_successful_{true};  // the load at start-up succeeded, or serve would not
+  std::atomic<std::int64_t> certificate_expiry_{0};  // 0: not set, and not rendered
 };
 
 }  // namespace karta

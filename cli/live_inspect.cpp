@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <ostream>
+#include <map>
 #include <set>
 #include <tuple>
 
@@ -147,6 +148,23 @@ std::vector<std::string> pod_label_selectors(const CompiledDefinition& definitio
   return selectors.empty() ? std::vector<std::string>{""} : selectors;
 }
 
+// One note for every kind with a definition that the cluster does not serve: most clusters run a few
+// of the catalog's frameworks, and a line per kind buried the table. A kind name that two versions
+// share (MPIJob) is told apart by its apiVersion. Sorted by kind, so a reader finds a name.
+std::string unserved_kinds_note(std::vector<GroupVersionKind> kinds) {
+  std::sort(kinds.begin(), kinds.end(), [](const GroupVersionKind& a, const GroupVersionKind& b) {
+    return std::tie(a.kind, a.group, a.version) < std::tie(b.kind, b.group, b.version);
+  });
+  std::map<std::string, int> uses;
+  for (const auto& kind : kinds) ++uses[kind.kind];
+  std::string names;
+  for (const auto& kind : kinds) {
+    names += (names.empty() ? "" : ", ") + kind.kind + (uses[kind.kind] > 1 ? " (" + kind.api_version() + ")" : "");
+  }
+  return std::to_string(kinds.size()) + (kinds.size() == 1 ? " kind with a definition is" : " kinds with a definition are") +
+         " not served by the cluster, skipped (--show-unserved lists each): " + names;
+}
+
 void print_notes(const std::vector<std::string>& notes, std::ostream& err) {
   for (const auto& note : notes) err << "note: " << terminal_text(note) << "\n";
 }
@@ -245,6 +263,7 @@ int list_live(const LiveOptions& options, std::ostream& out, std::ostream& err) 
   OwnerWalk walk = cluster.owner_walk();
   auto covered = [&](const GroupVersionKind& kind) { return cluster.covered(kind); };
   json items = json::array();
+  std::vector<GroupVersionKind> unserved;  // a cluster serves a few of the catalog's kinds: one note for the rest
   for (const auto& definition : cluster.state->catalog.definitions()) {
     const GroupVersionKind& kind = definition->root_kind();
     std::optional<kube::ApiResource> resource;
@@ -256,7 +275,7 @@ int list_live(const LiveOptions& options, std::ostream& out, std::ostream& err) 
       continue;
     }
     if (!resource || !resource->supports("list")) {
-      cluster.notes.push_back(kind.kind + " (" + kind.api_version() + ") is not served by the cluster: skipped");
+      unserved.push_back(kind);
       continue;
     }
     std::vector<json> objects;
@@ -307,6 +326,13 @@ int list_live(const LiveOptions& options, std::ostream& out, std::ostream& err) 
     }
     out << align(rows);
   }
+  if (options.show_unserved) {
+    for (const auto& kind : unserved) {
+      cluster.notes.push_back(kind.kind + " (" + kind.api_version() + ") is not served by the cluster: skipped");
+    }
+  } else if (!unserved.empty()) {
+    cluster.notes.push_back(unserved_kinds_note(unserved));
+  }
   print_notes(cluster.notes, err);
   return 0;
 }
@@ -329,6 +355,8 @@ LiveCommands::LiveCommands(CLI::App& app, CLI::App& inspect) : inspect_(&inspect
   list_->footer("Example:\n  karta-webhook list -n research\n  karta-webhook list -A --output json");
   list_->add_option("-n,--namespace", list_options_.namespace_name, "Namespace (default: the kubeconfig context's)");
   list_->add_flag("-A,--all-namespaces", list_options_.all_namespaces, "Every namespace");
+  list_->add_flag("--show-unserved", list_options_.show_unserved,
+                  "Note each kind with a definition that the cluster does not serve on a line of its own");
   list_->add_option("-o,--output", list_options_.output, "text or json")
       ->check(CLI::IsMember({"text", "json"}))->capture_default_str();
   add_cluster_options(*list_, list_options_);

@@ -40,6 +40,7 @@ struct LiveOptions {
   std::string target;          // inspect: KIND/NAME
   std::string namespace_name;  // "": the kubeconfig context's namespace, else "default"
   bool all_namespaces = false;  // list -A
+  bool show_unserved = false;   // list: a note per kind the cluster does not serve, not one for them all
   std::string kubeconfig;      // "": the files of $KUBECONFIG, merged, else ~/.kube/config
   std::string context;         // "": the kubeconfig's current-context
   bool in_cluster = false;

@@ -48,9 +48,18 @@ Webhook::Webhook(WebhookConfig config)
        },
        {}},
   };
-  server_ = std::make_unique<HttpsServer>(config_.server, std::move(certificates), std::move(routes));
+  server_ = std::make_unique<HttpsServer>(config_.server, certificates, std::move(routes));
   server_->set_on_shutdown_begin([this] { shutting_down_ = true; });
-  server_->set_on_certificate_reload([service](bool ok) { service->metrics().record_reload("certificate", ok); });
+  // The expiry is published here, not in server/, which knows nothing of the webhook's metrics.
+  auto publish_expiry = [service, certificates] {
+    service->metrics().set_certificate_expiry(
+        std::chrono::duration_cast<std::chrono::seconds>(certificates->not_after().time_since_epoch()).count());
+  };
+  publish_expiry();
+  server_->set_on_certificate_reload([service, publish_expiry](bool ok) {
+    service->metrics().record_reload("certificate", ok);
+    if (ok) publish_expiry();
+  });
   reload_thread_ = std::thread([this] { watch_for_changes(); });
   if (config_.cluster) start_cluster_watch();
 }
@@ -147,12 +156,14 @@ void Webhook::reload(const char* source) {
                  state->cluster_kartas.size(), state->policy.source);
     service_->update(std::move(state));
     service_->metrics().record_reload(source, rejected.empty());
+    service_->metrics().set_last_reload_successful(rejected.empty());
     if (both_listed && !cluster_loaded_.exchange(true)) {
       spdlog::info("the cluster's Kartas and CustomResourceDefinitions are loaded: ready");
     }
   } catch (const std::exception& e) {
     spdlog::error("reload failed, still serving the previous definitions and policy: {}", e.what());
     service_->metrics().record_reload(source, false);
+    service_->metrics().set_last_reload_successful(false);
   }
 }
 

@@ -1,11 +1,13 @@
 #include "server/tls_context.h"
 
+#include <ctime>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
 
 #include <openssl/err.h>
 #include <openssl/ssl.h>
+#include <openssl/x509.h>
 #include <spdlog/spdlog.h>
 
 namespace karta {
@@ -60,9 +62,20 @@ std::shared_ptr<boost::asio::ssl::context> make_server_tls_context(const TlsFile
   return context;
 }
 
+std::chrono::system_clock::time_point certificate_not_after(boost::asio::ssl::context& context) {
+  X509* leaf = SSL_CTX_get0_certificate(context.native_handle());
+  const ASN1_TIME* not_after = leaf == nullptr ? nullptr : X509_get0_notAfter(leaf);
+  std::tm tm{};
+  if (not_after == nullptr || ASN1_TIME_to_tm(not_after, &tm) != 1) {
+    throw std::runtime_error("the serving certificate has no readable notAfter: " + openssl_error());
+  }
+  return std::chrono::system_clock::from_time_t(timegm(&tm));
+}
+
 CertificateStore::CertificateStore(TlsFiles files) : files_(std::move(files)) {
   loaded_bytes_ = read_file(files_.certificate) + read_file(files_.private_key);
   context_ = make_server_tls_context(files_);
+  not_after_ = certificate_not_after(*context_);
 }
 
 std::shared_ptr<boost::asio::ssl::context> CertificateStore::current() const {
@@ -85,8 +98,10 @@ bool CertificateStore::reload_if_changed() {
   }
   try {
     auto context = make_server_tls_context(files_);
+    auto not_after = certificate_not_after(*context);
     std::lock_guard lock(mutex_);
     context_ = std::move(context);
+    not_after_ = not_after;
     loaded_bytes_ = std::move(bytes);
     last_error_.clear();
     return true;
@@ -96,6 +111,11 @@ bool CertificateStore::reload_if_changed() {
     last_error_ = e.what();
     return false;
   }
+}
+
+std::chrono::system_clock::time_point CertificateStore::not_after() const {
+  std::lock_guard lock(mutex_);
+  return not_after_;
 }
 
 std::string CertificateStore::last_error() const {

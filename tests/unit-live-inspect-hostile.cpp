@@ -100,7 +100,9 @@ std::vector<std::string> lines_of(const std::string& text) {
 std::vector<std::string> notes_but_unserved(const std::string& err) {
   std::vector<std::string> notes;
   for (const auto& line : lines_of(err)) {
-    if (!line.ends_with("is not served by the cluster: skipped")) notes.push_back(line);
+    if (line.find(" not served by the cluster, skipped (--show-unserved lists each): ") == std::string::npos) {
+      notes.push_back(line);
+    }
   }
   return notes;
 }
