@@ -17,6 +17,7 @@ packages=(
   doctest-dev                                             # unit tests
   libbenchmark-dev                                        # Google Benchmark: the in-process benchmark
   jq                                                      # the jq CLI, used by tests as a reference
+  curl wrk nginx-light                                    # load-test.sh, memory-test.sh, startup-time.sh
 )
 if ! dpkg -s "${packages[@]}" >/dev/null 2>&1; then
   apt-get update -qq
