@@ -321,6 +321,25 @@ int main(int argc, char** argv) {
     s.counters["definitions"] = static_cast<double>(size);
     s.counters["allocs"] = static_cast<double>(g_allocations.load() - allocations) / static_cast<double>(s.iterations());
   })->Unit(benchmark::kMillisecond);
+  // What loading no longer pays: the built-in catalog's jq is compiled on first use (JqCompilation::OnFirstUse).
+  // This compiles every program of it once, one state each, as `inspect` over every kind would; serve
+  // compiles only the structure programs, off its admission threads. Nearly all of it is libjq 1.6 binding
+  // its builtin library again for each program.
+  benchmark::RegisterBenchmark("catalog/compile_builtin_jq_programs", [](benchmark::State& s) {
+    std::size_t programs = 0;
+    for (auto _ : s) {
+      s.PauseTiming();
+      karta::Catalog catalog = karta::load_catalog(karta::CatalogSources{});
+      s.ResumeTiming();
+      programs = 0;
+      for (const auto& definition : catalog.definitions()) {
+        for (auto group : {karta::ExpressionGroup::Structure, karta::ExpressionGroup::Status, karta::ExpressionGroup::Pod}) {
+          if (const karta::JqProgram* program = definition->bundle(group)) programs += program->prepare() ? 1 : 0;
+        }
+      }
+    }
+    s.counters["programs"] = static_cast<double>(programs);
+  })->Unit(benchmark::kMillisecond);
 
   // Offline validation, as `karta-webhook validate -f definitions/catalog --crds tests/corpus/crds` runs it:
   // read every CRD of the corpus (16 files, 15 MB of YAML, the 2.7 MB LLMInferenceService CRD among them),

@@ -24,7 +24,6 @@
 namespace karta {
 namespace {
 
-constexpr std::size_t kThreadsPerCpu = 4;
 
 struct CommonOptions {
   std::vector<std::string> definitions;
@@ -187,11 +186,10 @@ int run_command_line(int argc, char** argv, std::ostream& out, std::ostream& err
   CommonOptions common;
   WebhookConfig config;
   ServerOptions& server_options = config.server;
-  // Four threads per CPU: each thread runs its own event loop over its share of the connections, and
-  // when the CPUs are shared (with other pods, or with wrk in scripts/load-test.sh) a thread waiting
-  // for a CPU stalls only its share. Measured on 2 CPUs: 36,000 requests/s with 2 threads, 43,000 with
-  // 4, 48,600 with 8 (bench/README.md).
-  server_options.threads = std::min<std::size_t>(256, kThreadsPerCpu * available_cpus());
+  // One thread per CPU (server/cpu_budget.h): with the server pinned to its CPU and the load generator on
+  // another (scripts/load-test.sh), more threads served no more and queued requests behind each other:
+  // 4 per CPU gave a p99 of 12.3 ms where 1 per CPU gave 1.2 ms at the same rate (bench/README.md).
+  server_options.threads = default_server_threads();
   TlsFiles& tls = config.tls;
   auto* serve_command = app.add_subcommand("serve", "Serve /mutate and /validate over HTTPS");
   serve_command->footer(
@@ -201,7 +199,7 @@ int run_command_line(int argc, char** argv, std::ostream& out, std::ostream& err
   serve_command->add_option("--tls-private-key-file", tls.private_key, "PEM private key")->required()->check(CLI::ExistingFile);
   serve_command->add_option("--port", server_options.port, "HTTPS port")->capture_default_str();
   serve_command->add_option("--bind-address", server_options.bind_address, "Address to listen on")->capture_default_str();
-  serve_command->add_option("--threads", server_options.threads, "Worker threads (default: 4 per available CPU)")->capture_default_str()->check(CLI::Range(1, 256));
+  serve_command->add_option("--threads", server_options.threads, "Worker threads (default: one per available CPU, capped by the cgroup CPU quota)")->capture_default_str()->check(CLI::Range(1, 256));
   std::int64_t shutdown_delay_ms = 0, drain_timeout_ms = 30'000;
   serve_command->add_option("--shutdown-delay-ms", shutdown_delay_ms,
                             "After SIGTERM, stay unready this long before closing the listener")->capture_default_str();

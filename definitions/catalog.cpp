@@ -64,11 +64,11 @@ std::vector<KartaDefinition> parse_definitions(
   return definitions;
 }
 
-std::shared_ptr<const CompiledDefinition> DefinitionCache::compile(KartaDefinition definition) {
+std::shared_ptr<const CompiledDefinition> DefinitionCache::compile(KartaDefinition definition, JqCompilation when) {
   std::string key = definition.text;
   used_[key] = true;
   if (auto it = entries_.find(key); it != entries_.end()) return it->second;
-  auto compiled = CompiledDefinition::compile(std::move(definition), concurrency_);
+  auto compiled = CompiledDefinition::compile(std::move(definition), concurrency_, when);
   entries_[key] = compiled;
   return compiled;
 }
@@ -82,15 +82,15 @@ void DefinitionCache::sweep() {
 
 Catalog load_catalog(const CatalogSources& sources, DefinitionCache* cache) {
   Catalog catalog;
-  auto add_all = [&](std::vector<KartaDefinition> definitions) {
+  auto add_all = [&](std::vector<KartaDefinition> definitions, JqCompilation when) {
     for (auto& definition : definitions) {
-      catalog.add(cache != nullptr ? cache->compile(std::move(definition))
-                                   : CompiledDefinition::compile(std::move(definition), sources.concurrency));
+      catalog.add(cache != nullptr ? cache->compile(std::move(definition), when)
+                                   : CompiledDefinition::compile(std::move(definition), sources.concurrency, when));
     }
   };
   if (sources.builtin) {
     for (const auto& file : builtin_catalog_files()) {
-      add_all(parse_definitions(file.text, "builtin:" + std::string(file.name)));
+      add_all(parse_definitions(file.text, "builtin:" + std::string(file.name)), JqCompilation::OnFirstUse);
     }
   }
   for (const auto& directory : sources.directories) {
@@ -107,7 +107,9 @@ Catalog load_catalog(const CatalogSources& sources, DefinitionCache* cache) {
       if (extension == ".yaml" || extension == ".yml" || extension == ".json") files.push_back(entry.path());
     }
     std::sort(files.begin(), files.end());
-    for (const auto& file : files) add_all(parse_definitions(read_text_file(file), file.string(), sources.check));
+    for (const auto& file : files) {
+      add_all(parse_definitions(read_text_file(file), file.string(), sources.check), JqCompilation::Now);
+    }
   }
   return catalog;
 }

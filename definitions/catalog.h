@@ -40,7 +40,8 @@ class Catalog {
 class DefinitionCache {
  public:
   explicit DefinitionCache(std::size_t concurrency) : concurrency_(concurrency) {}
-  std::shared_ptr<const CompiledDefinition> compile(KartaDefinition definition);
+  std::shared_ptr<const CompiledDefinition> compile(KartaDefinition definition,
+                                                    JqCompilation when = JqCompilation::Now);
   // Forgets every entry not used since the last call.
   void sweep();
   std::size_t size() const { return entries_.size(); }
@@ -68,7 +69,9 @@ std::vector<KartaDefinition> parse_definitions(
     const std::function<std::vector<std::string>(const json& document)>& check = {});
 
 // Loads and compiles every source. Throws InputError or DefinitionError: a broken definition at start-up
-// is a broken environment.
+// is a broken environment. The built-in catalog's jq is compiled on first use (JqCompilation::OnFirstUse;
+// tests/unit-catalog-compile.cpp compiles all of it), a directory's at once, so that its faults refuse the
+// load.
 // With a cache, unchanged definitions are reused rather than compiled again.
 Catalog load_catalog(const CatalogSources& sources, DefinitionCache* cache = nullptr);
 

@@ -79,8 +79,13 @@ ExpressionId CompiledDefinition::add(const std::optional<JqField>& field, Expres
   return expressions_.size() - 1;
 }
 
+bool CompiledDefinition::prepare_admission() const {
+  const JqProgram* program = bundle(ExpressionGroup::Structure);
+  return program != nullptr && program->prepare();
+}
+
 std::shared_ptr<const CompiledDefinition> CompiledDefinition::compile(KartaDefinition definition,
-                                                                      std::size_t concurrency) {
+                                                                      std::size_t concurrency, JqCompilation when) {
   std::shared_ptr<CompiledDefinition> compiled(new CompiledDefinition());
   compiled->definition_ = std::move(definition);
   const KartaDefinition& d = compiled->definition_;
@@ -165,7 +170,8 @@ std::shared_ptr<const CompiledDefinition> CompiledDefinition::compile(KartaDefin
     }
     if (members.empty()) continue;
     try {
-      compiled->bundles_[static_cast<int>(group)] = std::make_unique<JqProgram>(bundle_text(members), concurrency);
+      compiled->bundles_[static_cast<int>(group)] = std::make_unique<JqProgram>(bundle_text(members), concurrency,
+                                                                                std::chrono::milliseconds(5'000), when);
     } catch (const JqCompileError&) {
       // Find the culprit: slower, but only on a broken definition.
       for (const auto* e : members) {

@@ -107,8 +107,15 @@ class DefinitionError : public std::runtime_error {
 class CompiledDefinition {
  public:
   // Compiles every expression; `concurrency` is how many threads may evaluate at once. Throws
-  // DefinitionError naming the field whose expression does not compile.
-  static std::shared_ptr<const CompiledDefinition> compile(KartaDefinition definition, std::size_t concurrency);
+  // DefinitionError naming the field whose expression does not compile. With JqCompilation::OnFirstUse
+  // (the built-in catalog only: a test compiles its every program) the jq programs are compiled later, by
+  // prepare_admission() or on first use, and a fault of the jq would show only there.
+  static std::shared_ptr<const CompiledDefinition> compile(KartaDefinition definition, std::size_t concurrency,
+                                                           JqCompilation when = JqCompilation::Now);
+
+  // Compiles one more jq state of the program admission runs (the structure group), when it has fewer
+  // than one per CPU; false when there is nothing left to compile. For a thread off the admission path.
+  bool prepare_admission() const;
 
   const KartaDefinition& definition() const { return definition_; }
   const GroupVersionKind& root_kind() const { return definition_.root_kind(); }

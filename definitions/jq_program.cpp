@@ -228,21 +228,64 @@ struct JqProgram::StatePool {
   std::mutex mutex;
   std::condition_variable released;
   std::vector<jq_state*> idle;
-  std::size_t states = 0;  // compiled, idle or in use
+  std::size_t copies = 1;  // the most states it keeps
+  std::size_t states = 0;  // compiled (idle or in use) or being compiled
 
   ~StatePool() {
     for (jq_state* state : idle) jq_teardown(&state);
   }
 
-  // A state of its own for the caller, or nullptr when none came free within wait_limit. Runs take tens
-  // of microseconds and there is one state per CPU, so a wait that long means states are being lost or
-  // held: the caller gets an error, never an endless wait.
-  jq_state* acquire() {
+  // A state of its own for the caller, or nullptr (with `why`) when none came free within wait_limit. Runs
+  // take tens of microseconds and there is one state per CPU, so a wait that long means states are being
+  // lost or held: the caller gets an error, never an endless wait. A pool compiled on first use that has
+  // no state yet, and none being compiled, compiles one here; with one compiled or compiling, the caller
+  // waits for it rather than compiling another (prepare() adds the other copies off the admission threads).
+  jq_state* acquire(std::string& why) {
     std::unique_lock lock(mutex);
-    if (!released.wait_for(lock, wait_limit, [this] { return !idle.empty(); })) return nullptr;
+    const auto deadline = std::chrono::steady_clock::now() + wait_limit;
+    while (idle.empty()) {
+      if (states == 0) {
+        ++states;
+        lock.unlock();
+        try {
+          return compile_state(text);
+        } catch (const std::exception& e) {
+          lock.lock();
+          --states;
+          released.notify_all();
+          why = std::string("jq program does not compile: ") + e.what();
+          return nullptr;
+        }
+      }
+      if (released.wait_until(lock, deadline) == std::cv_status::timeout && idle.empty()) {
+        why = "no jq state came free within " + std::to_string(wait_limit.count()) + " ms";
+        ++wait_timeouts;
+        return nullptr;
+      }
+    }
     jq_state* state = idle.back();
     idle.pop_back();
     return state;
+  }
+
+  bool grow() {
+    {
+      std::lock_guard lock(mutex);
+      if (states >= copies) return false;
+      ++states;
+    }
+    try {
+      release(compile_state(text));
+      return true;
+    } catch (const std::exception& e) {
+      {
+        std::lock_guard lock(mutex);
+        --states;
+      }
+      released.notify_all();
+      spdlog::error("jq program {}: no state compiled: {}", text, e.what());
+      return false;
+    }
   }
 
   void release(jq_state* state) {
@@ -293,11 +336,14 @@ class JqProgram::Lease {
   bool ended_ = false;
 };
 
-JqProgram::JqProgram(const std::string& text, std::size_t copies, std::chrono::milliseconds wait_limit)
+JqProgram::JqProgram(const std::string& text, std::size_t copies, std::chrono::milliseconds wait_limit,
+                     JqCompilation when)
     : pool_(std::make_unique<StatePool>()) {
   pool_->text = text;
   pool_->wait_limit = wait_limit;
-  for (std::size_t i = 0; i < std::max<std::size_t>(copies, 1); ++i) {
+  pool_->copies = std::max<std::size_t>(copies, 1);
+  if (when == JqCompilation::OnFirstUse) return;
+  for (std::size_t i = 0; i < pool_->copies; ++i) {
     pool_->idle.push_back(compile_state(text));
     ++pool_->states;
   }
@@ -314,6 +360,8 @@ std::size_t JqProgram::states() const {
   return pool_->states;
 }
 
+bool JqProgram::prepare() const { return pool_->grow(); }
+
 JqOutcome JqProgram::run(const JqInput& input, std::size_t max_outputs) const {
   JqOutcome outcome;
   run(input, max_outputs, [&outcome](json&& output) { outcome.outputs.push_back(std::move(output)); }, outcome);
@@ -322,10 +370,10 @@ JqOutcome JqProgram::run(const JqInput& input, std::size_t max_outputs) const {
 
 void JqProgram::run(const JqInput& input, std::size_t max_outputs, const std::function<void(json&&)>& sink,
                     JqOutcome& outcome) const {
-  jq_state* state = pool_->acquire();
+  std::string why;
+  jq_state* state = pool_->acquire(why);
   if (state == nullptr) {
-    ++wait_timeouts;
-    outcome.error = "no jq state came free within " + std::to_string(pool_->wait_limit.count()) + " ms";
+    outcome.error = std::move(why);
     return;
   }
   Lease lease(*pool_, state);

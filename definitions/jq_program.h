@@ -48,21 +48,35 @@ struct JqOutcome {
   bool capped = false;               // more outputs than the cap: the rest was not computed
 };
 
-// A compiled jq program. Compiling costs ~18 ms with libjq 1.6 (it recompiles jq's builtins each time),
-// running ~20 us, so programs are compiled when definitions load and never per request. A jq_state is
-// not thread-safe: the program keeps `copies` states (one per CPU that may run it at once); a caller
-// finding all of them in use waits for one, at most `wait_limit`, and then gets an error outcome.
+// When a program's states are compiled. Now: in the constructor, which throws JqCompileError when the
+// text does not compile (how a definition from a file or the cluster is checked as it loads). OnFirstUse:
+// for a text known to compile (the built-in catalog, whose every program a test compiles), none in the
+// constructor; `prepare()` compiles them off the admission threads, and a run that finds none compiled
+// and none compiling compiles one itself. A process that never runs a program (serve never runs the
+// status and pod groups) never pays for it: libjq 1.6 spends 20-50 ms and 170 million instructions per
+// compile binding its builtin library, whatever the program.
+enum class JqCompilation { Now, OnFirstUse };
+
+// A compiled jq program. Compiling costs 20-50 ms with libjq 1.6 (it recompiles jq's builtins each time),
+// running ~20 us, so programs are compiled when definitions load (or, OnFirstUse, in the background) and
+// never per request. A jq_state is not thread-safe: the program keeps up to `copies` states (one per CPU
+// that may run it at once); a caller finding all of them in use waits for one, at most `wait_limit`, and
+// then gets an error outcome.
 class JqProgram {
  public:
-  // Compiles `text` `copies` times. Throws JqCompileError with jq's own messages.
+  // Compiles `text` `copies` times (JqCompilation::Now). Throws JqCompileError with jq's own messages.
   JqProgram(const std::string& text, std::size_t copies,
-            std::chrono::milliseconds wait_limit = std::chrono::milliseconds(5'000));
+            std::chrono::milliseconds wait_limit = std::chrono::milliseconds(5'000),
+            JqCompilation when = JqCompilation::Now);
   ~JqProgram();
   JqProgram(JqProgram&&) noexcept;
   JqProgram& operator=(JqProgram&&) noexcept;
 
-  // States in the pool, idle or in use: `copies`, however many callers there are.
+  // States in the pool, idle, in use or being compiled: at most `copies`, however many callers there are.
   std::size_t states() const;
+  // Compiles one more state when the pool has fewer than `copies`; false when it is full (or compiling
+  // failed, which for a text that compiled before only memory can make happen). Safe from any thread.
+  bool prepare() const;
 
   // Runs the program on `input`, keeping at most `max_outputs` outputs.
   JqOutcome run(const JqInput& input, std::size_t max_outputs) const;

@@ -22,6 +22,7 @@ Webhook::Webhook(WebhookConfig config)
   auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
   spdlog::info("loaded {} definitions and policy {} in {} ms", state->catalog.size(), state->policy.source,
                elapsed.count());
+  to_prepare_ = state->catalog.definitions();
   service_->update(std::move(state));
 
   auto service = service_;
@@ -61,6 +62,7 @@ Webhook::Webhook(WebhookConfig config)
     if (ok) publish_expiry();
   });
   reload_thread_ = std::thread([this] { watch_for_changes(); });
+  prepare_thread_ = std::thread([this] { prepare_admission_programs(); });
   if (config_.cluster) start_cluster_watch();
 }
 
@@ -121,7 +123,39 @@ Webhook::~Webhook() {
     stop_reloading_ = true;
   }
   reload_wake_.notify_all();
+  prepare_wake_.notify_all();
   if (reload_thread_.joinable()) reload_thread_.join();
+  if (prepare_thread_.joinable()) prepare_thread_.join();
+}
+
+void Webhook::prepare_admission_programs() {
+  std::unique_lock lock(reload_mutex_);
+  while (true) {
+    prepare_wake_.wait(lock, [this] { return stop_reloading_ || !to_prepare_.empty(); });
+    if (stop_reloading_) return;
+    auto definitions = std::exchange(to_prepare_, {});
+    lock.unlock();
+    auto started = std::chrono::steady_clock::now();
+    std::size_t compiled = 0;
+    bool stopping = false;
+    for (bool more = true; more && !stopping;) {
+      more = false;
+      for (const auto& definition : definitions) {
+        {
+          std::lock_guard stop(reload_mutex_);
+          stopping = stop_reloading_;
+        }
+        if (stopping) break;
+        if (definition->prepare_admission()) {
+          more = true;
+          ++compiled;
+        }
+      }
+    }
+    auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
+    if (compiled > 0) spdlog::info("compiled {} jq states for admission in {} ms", compiled, elapsed.count());
+    lock.lock();
+  }
 }
 
 void Webhook::watch_for_changes() {
@@ -154,7 +188,13 @@ void Webhook::reload(const char* source) {
     auto state = loader_.load(cluster, &rejected);
     spdlog::info("reloaded {} definitions ({} from the cluster) and policy {}", state->catalog.size(),
                  state->cluster_kartas.size(), state->policy.source);
+    auto definitions = state->catalog.definitions();
     service_->update(std::move(state));
+    {
+      std::lock_guard lock(reload_mutex_);
+      to_prepare_ = std::move(definitions);
+    }
+    prepare_wake_.notify_all();
     service_->metrics().record_reload(source, rejected.empty());
     service_->metrics().set_last_reload_successful(rejected.empty());
     if (both_listed && !cluster_loaded_.exchange(true)) {

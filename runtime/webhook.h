@@ -54,6 +54,10 @@ class Webhook {
 
  private:
   void watch_for_changes();
+  // Compiles the jq states admission runs for the definitions in to_prepare_ (the built-in catalog's are
+  // compiled on first use), one state of each first, on a thread of its own: neither /readyz nor a
+  // reload waits for it.
+  void prepare_admission_programs();
   void reload(const char* source);
   void start_cluster_watch();
 
@@ -68,6 +72,9 @@ class Webhook {
   bool stop_reloading_ = false;
   std::thread reload_thread_;
   bool cluster_changed_ = false;  // guarded by reload_mutex_
+  std::vector<std::shared_ptr<const CompiledDefinition>> to_prepare_;  // guarded by reload_mutex_
+  std::condition_variable prepare_wake_;
+  std::thread prepare_thread_;
   std::mutex cluster_mutex_;
   ClusterSources cluster_;  // guarded by cluster_mutex_
   // Which collections have had their first LIST (guarded by cluster_mutex_), and whether a state built

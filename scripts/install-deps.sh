@@ -18,6 +18,7 @@ packages=(
   libbenchmark-dev                                        # Google Benchmark: the in-process benchmark
   jq                                                      # the jq CLI, used by tests as a reference
   prometheus                                              # promtool: tests check the alert rules and /metrics
+  curl wrk nginx-light                                    # load-test.sh, memory-test.sh, startup-time.sh
 )
 if ! dpkg -s "${packages[@]}" >/dev/null 2>&1; then
   apt-get update -qq

@@ -1,30 +1,32 @@
 #!/usr/bin/env bash
-# Load test on this machine: requests per second and p50/p99 latency of POST /mutate on the demo JobSet
-# (bench/jobset-demo-review.json, examples/jobset-demo.yaml as an AdmissionReview) over TLS keep-alive,
-# side by side with nginx answering the same response bytes as a fixed JSON over TLS: the ceiling for an
-# HTTPS JSON endpoint here. Both listen on 127.0.0.1 only, with the same certificate, on free ports.
+# Load test on this machine, measured fairly: requests per second and latency of POST /mutate on the demo
+# JobSet (bench/jobset-demo-review.json, examples/jobset-demo.yaml as an AdmissionReview) over TLS
+# keep-alive, side by side with nginx answering the same response bytes as a fixed JSON over TLS: the
+# ceiling for an HTTPS JSON endpoint here. Both listen on 127.0.0.1 only, with the same certificate.
 #
 #   scripts/load-test.sh
 #
+# Pinned: the server under test runs alone on SERVER_CPUS (taskset), wrk alone on CLIENT_CPUS, so the
+# load generator never takes CPU from the server, nor the server's threads from wrk (sharing the CPUs
+# flattered a server with many threads). The webhook runs with its default threads (one per CPU it may
+# run on), nginx with one worker per SERVER_CPUS CPU, wrk with one thread per CLIENT_CPUS CPU.
+#
 # Environment:
 #   KARTA_BINARY      the webhook binary (default build/karta-webhook; build it in Release)
-#   DURATION          seconds of each wrk run (default 10)
+#   SERVER_CPUS       CPUs of the server under test, a taskset list (default 1)
+#   CLIENT_CPUS       CPUs of wrk (default 0)
+#   DURATION          seconds of each saturating run (default 10)
 #   ROUNDS            saturating rounds per server, alternating webhook and nginx (default 3)
-#   CONNECTIONS       connections of the saturating runs (default 50)
-#   LIGHT_CONNECTIONS connections of the light-load runs (default 4)
-#   WRK_THREADS       wrk threads (default 2)
-#   WEBHOOK_THREADS   the webhook's --threads (default: its own default, 4 per available CPU)
-#   NGINX_WORKERS     nginx's worker_processes (default: the CPU count, its best here: 2 workers
-#                     served 103,700 requests/s, 4 served 89,600, 8 served 98,400)
+#   CONNECTIONS       connections of every run (default 32)
+#   PACED_DURATION    seconds of the constant-rate run (default 20)
+#   WEBHOOK_THREADS   the webhook's --threads (default: its own default)
 #
-# Runs ROUNDS saturating rounds (-c CONNECTIONS), webhook then nginx in each, so that both see the same
-# machine; each server's peak is its median round (on this shared 2-vCPU machine one nginx run in four or
-# five comes out 15-20% slow, and a single pair of runs moved the ratio by as much). Then a light-load run
-# of each. With wrk2 (which has
-# -R) the light run is at half the webhook's peak rate; Debian's wrk has no -R, so the light run uses
-# LIGHT_CONNECTIONS connections instead and its p99 is reported as the light-load latency.
-# Installs wrk and nginx-light with apt-get when missing (needs root). Bounded in time (about
-# (2 x ROUNDS + 2) x DURATION + 30 s); cleans up its processes and temporary files on exit.
+# Prints, for every run, requests/s, p50/p99, non-2xx answers and socket errors; the pinned ratio of the
+# medians (each server's median round: one nginx run in four or five comes out 15-20% slow on a shared
+# machine); then a constant-rate run at half the webhook's median peak (bench/wrk-paced.lua paces each
+# connection with wrk's delay()) with its p50, p99 and p99.9. Installs wrk and nginx-light with apt-get
+# when missing (needs root). Bounded in time (about 2 x ROUNDS x DURATION + PACED_DURATION + 40 s); cleans
+# up its processes and temporary files on exit.
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -32,20 +34,26 @@ cd "$repo"
 binary=${KARTA_BINARY:-build/karta-webhook}
 duration=${DURATION:-10}
 rounds=${ROUNDS:-3}
-connections=${CONNECTIONS:-50}
-light_connections=${LIGHT_CONNECTIONS:-4}
-wrk_threads=${WRK_THREADS:-2}
+connections=${CONNECTIONS:-32}
+paced_duration=${PACED_DURATION:-20}
+server_cpus=${SERVER_CPUS:-1}
+client_cpus=${CLIENT_CPUS:-0}
 webhook_threads=${WEBHOOK_THREADS:-}
-nginx_workers=${NGINX_WORKERS:-$(nproc)}
 body=bench/jobset-demo-review.json
 lua=bench/wrk-post.lua
+paced_lua=bench/wrk-paced.lua
 
 log() { printf 'load-test: %s\n' "$*" >&2; }
 die() { log "$*"; exit 1; }
 
 [[ -x "$binary" ]] || die "$binary is not an executable: build it (cmake -S . -B build -DCMAKE_BUILD_TYPE=Release && cmake --build build --target karta-webhook) or set KARTA_BINARY"
-[[ -f "$body" && -f "$lua" ]] || die "missing $body or $lua"
-
+[[ -f "$body" && -f "$lua" && -f "$paced_lua" ]] || die "missing $body, $lua or $paced_lua"
+command -v taskset >/dev/null || die "needs taskset (util-linux)"
+(($(nproc) >= 2)) || die "needs at least 2 CPUs: one for the server under test, one for wrk"
+server_cpu_count=$(taskset -c "$server_cpus" nproc) || die "SERVER_CPUS=$server_cpus is not a CPU list of this machine"
+client_cpu_count=$(taskset -c "$client_cpus" nproc) || die "CLIENT_CPUS=$client_cpus is not a CPU list of this machine"
+nginx_workers=$server_cpu_count
+wrk_threads=$client_cpu_count
 missing=()
 command -v wrk >/dev/null || missing+=(wrk)
 command -v nginx >/dev/null || [[ -x /usr/sbin/nginx ]] || missing+=(nginx-light)
@@ -97,11 +105,12 @@ wait_ready() {  # URL PID NAME
   die "$3 did not answer $1 within 10 s"
 }
 
+load_before=$(cut -d" " -f1-3 /proc/loadavg)
 certs/generate.sh "$work/certs" 2>/dev/null
 chmod 755 "$work"
 
 webhook_port=$(free_port)
-"$binary" serve --tls-cert-file "$work/certs/tls.crt" --tls-private-key-file "$work/certs/tls.key" \
+taskset -c "$server_cpus" "$binary" serve --tls-cert-file "$work/certs/tls.crt" --tls-private-key-file "$work/certs/tls.key" \
   --bind-address 127.0.0.1 --port "$webhook_port" ${webhook_threads:+--threads "$webhook_threads"} --policy examples/policy.yaml \
   --log-level warn --log-format json >"$work/webhook.log" 2>&1 &
 webhook_pid=$!
@@ -144,24 +153,19 @@ http {
   }
 }
 EOF
-"$nginx_bin" -e "$work/nginx.log" -p "$work/nginx" -c "$work/nginx/nginx.conf" >"$work/nginx.out" 2>&1 &
+taskset -c "$server_cpus" "$nginx_bin" -e "$work/nginx.log" -p "$work/nginx" -c "$work/nginx/nginx.conf" >"$work/nginx.out" 2>&1 &
 nginx_pid=$!
 wait_ready "https://127.0.0.1:$nginx_port/" "$nginx_pid" nginx
 status=$(curl -sk -o /dev/null -w '%{http_code}' -H 'Content-Type: application/json' --data-binary "@$body" \
   "https://127.0.0.1:$nginx_port/mutate")
 [[ "$status" == 200 ]] || die "nginx answered $status"
 
-has_rate=false
-wrk --help 2>&1 | grep -qE '^\s+-R, --rate' && has_rate=true
-
-# run_wrk NAME URL CONNECTIONS [RATE]: writes $work/NAME.txt
+# run_wrk NAME URL [SECONDS]: a saturating run, written to $work/NAME.txt
 run_wrk() {
-  local name=$1 url=$2 conns=$3 rate=${4:-}
-  local args=(-t "$wrk_threads" -c "$conns" -d "${duration}s" --timeout 5s --latency -s "$lua")
-  [[ -n "$rate" ]] && args+=(-R "$rate")
-  ((conns < wrk_threads)) && args[1]=$conns
-  log "wrk ${args[*]} $url ($name)"
-  timeout $((duration + 30)) wrk "${args[@]}" "$url" -- "$body" >"$work/$name.txt" 2>&1 ||
+  local name=$1 url=$2 seconds=${3:-$duration}
+  local args=(-t "$wrk_threads" -c "$connections" -d "${seconds}s" --timeout 5s --latency -s "$lua")
+  log "taskset -c $client_cpus wrk ${args[*]} $url ($name)"
+  timeout $((seconds + 30)) taskset -c "$client_cpus" wrk "${args[@]}" "$url" -- "$body" >"$work/$name.txt" 2>&1 ||
     die "wrk failed for $name: $(cat "$work/$name.txt")"
   sed 's/^/    /' "$work/$name.txt"
 }
@@ -184,11 +188,15 @@ errors() {
   echo "non-2xx ${non2xx:-0}; socket errors: ${socket:-none}"
 }
 
-webhook_threads_used=${webhook_threads:-$("$binary" serve --help | sed -n 's/.*--threads .*=\([0-9]*\).*/\1/p')}
-log "saturating runs: $rounds rounds of $connections connections, ${duration}s each, webhook with ${webhook_threads_used:-?} threads, nginx with $nginx_workers workers"
+webhook_threads_used=${webhook_threads:-$(taskset -c "$server_cpus" "$binary" serve --help | sed -n 's/.*--threads [^=]*=\([0-9]*\).*/\1/p')}
+# A short unmeasured run of each first: TLS sessions, the allocator's caches, and the jq states the
+# webhook compiles off its admission threads once it is ready.
+run_wrk webhook-warmup "https://127.0.0.1:$webhook_port/mutate" 3 >/dev/null
+run_wrk nginx-warmup "https://127.0.0.1:$nginx_port/mutate" 3 >/dev/null
+log "saturating runs: $rounds rounds of $connections connections, ${duration}s each; server on CPUs $server_cpus (webhook ${webhook_threads_used:-?} threads, nginx $nginx_workers workers), wrk on CPUs $client_cpus ($wrk_threads threads)"
 for round in $(seq "$rounds"); do
-  run_wrk "webhook-peak-$round" "https://127.0.0.1:$webhook_port/mutate" "$connections"
-  run_wrk "nginx-peak-$round" "https://127.0.0.1:$nginx_port/mutate" "$connections"
+  run_wrk "webhook-peak-$round" "https://127.0.0.1:$webhook_port/mutate"
+  run_wrk "nginx-peak-$round" "https://127.0.0.1:$nginx_port/mutate"
 done
 # median_round NAME: the round whose rate is the median of NAME's rounds (the lower middle one for an even count).
 median_round() {
@@ -198,32 +206,44 @@ all_rounds() { for round in $(seq "$rounds"); do printf '%s ' "$(rps "$1-peak-$r
 webhook_median=webhook-peak-$(median_round webhook)
 nginx_median=nginx-peak-$(median_round nginx)
 webhook_peak=$(rps "$webhook_median")
-if $has_rate; then
-  half=$(awk -v r="$webhook_peak" 'BEGIN {printf "%d", r / 2}')
-  light_label="at half the webhook's peak rate ($half req/s, wrk -R)"
-  run_wrk webhook-light "https://127.0.0.1:$webhook_port/mutate" "$connections" "$half"
-  run_wrk nginx-light "https://127.0.0.1:$nginx_port/mutate" "$connections" "$half"
-else
-  light_label="with $light_connections connections (this wrk has no -R: light load by fewer connections)"
-  run_wrk webhook-light "https://127.0.0.1:$webhook_port/mutate" "$light_connections"
-  run_wrk nginx-light "https://127.0.0.1:$nginx_port/mutate" "$light_connections"
-fi
+
+# The constant-rate run: half the webhook's peak, spread over the connections, each paced by delay().
+half=$(awk -v r="$webhook_peak" 'BEGIN {printf "%d", r / 2}')
+wait_ms=$(awk -v r="$half" -v c="$connections" 'BEGIN {printf "%.4f", c * 1000 / r}')
+# paced_run SECONDS WAIT_MS: writes $work/webhook-paced.txt
+paced_run() {
+  timeout $(($1 + 30)) taskset -c "$client_cpus" wrk -t "$wrk_threads" -c "$connections" -d "${1}s" \
+    --timeout 5s -s "$paced_lua" "https://127.0.0.1:$webhook_port/mutate" -- "$body" "$2" >"$work/webhook-paced.txt" 2>&1 ||
+    die "wrk failed for the constant-rate run: $(cat "$work/webhook-paced.txt")"
+}
+# A connection waits after each answer, so its period is the wait plus the answer's latency: a 3-second
+# calibration run measures that latency, and the wait is shortened by it.
+paced_run 3 "$wait_ms"
+calibrated=$(awk '/^paced: / {print $7}' "$work/webhook-paced.txt")
+wait_ms=$(awk -v w="$wait_ms" -v c="$connections" -v got="$calibrated" 'BEGIN {
+  o = (got > 0) ? c * 1000 / got - w : 0; w2 = w - o; if (w2 < 0) w2 = 0; printf "%.4f", w2 }')
+log "constant rate: $half req/s over $connections connections (calibration served $calibrated req/s), ${wait_ms} ms from a connection's answer to its next request"
+paced_run "$paced_duration" "$wait_ms"
+sed 's/^/    /' "$work/webhook-paced.txt"
+paced_ms() { awk -v p="$1" '/^paced latency us:/ {for (i = 1; i <= NF; ++i) if ($i == p) printf "%.3f", $(i + 1) / 1000}' "$work/webhook-paced.txt"; }
+paced_rate=$(awk '/^paced: / {print $7}' "$work/webhook-paced.txt")
+paced_errors=$(sed -n 's/^paced errors: //p' "$work/webhook-paced.txt")
+paced_non2xx=$(awk -F': ' '/Non-2xx or 3xx responses/ {print $2}' "$work/webhook-paced.txt")
 
 webhook_log_errors=$(grep -c '"level":"error"' "$work/webhook.log" || true)
-
 ratio=$(awk -v a="$webhook_peak" -v b="$(rps "$nginx_median")" 'BEGIN {printf "%.3f", a / b}')
 cat <<EOF
 
-==== load-test summary ($(nproc) CPUs: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'))
-POST /mutate, demo JobSet ($(wc -c <"$body") B body, $(wc -c <"$work/response.json") B response), TLS keep-alive, wrk -t$wrk_threads
-webhook threads: ${webhook_threads_used:-?}; nginx workers: $nginx_workers
+==== load-test summary ($(nproc) CPUs: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); load average before: $load_before)
+POST /mutate, demo JobSet ($(wc -c <"$body") B body, $(wc -c <"$work/response.json") B response), TLS keep-alive
+pinned: server on CPUs $server_cpus (webhook threads: ${webhook_threads_used:-?}; nginx workers: $nginx_workers), wrk -t$wrk_threads on CPUs $client_cpus
 saturating, $connections connections, ${duration}s, $rounds rounds each (req/s): webhook $(all_rounds webhook)| nginx $(all_rounds nginx)
 median rounds:
   webhook  $(printf '%10s' "$webhook_peak") req/s   p50 $(pct "$webhook_median" 50) ms   p99 $(pct "$webhook_median" 99) ms   $(errors "$webhook_median")
   nginx    $(printf '%10s' "$(rps "$nginx_median")") req/s   p50 $(pct "$nginx_median" 50) ms   p99 $(pct "$nginx_median" 99) ms   $(errors "$nginx_median")
-  ratio webhook/nginx: $ratio
-light load $light_label:
-  webhook  $(printf '%10s' "$(rps webhook-light)") req/s   p50 $(pct webhook-light 50) ms   p99 $(pct webhook-light 99) ms   $(errors webhook-light)
-  nginx    $(printf '%10s' "$(rps nginx-light)") req/s   p50 $(pct nginx-light 50) ms   p99 $(pct nginx-light 99) ms   $(errors nginx-light)
-runs with non-2xx answers or socket errors: $(grep -lE 'Non-2xx|Socket errors' "$work"/*-peak-*.txt "$work"/*-light.txt | wc -l) of $((2 * rounds + 2)); webhook log lines at level error: $webhook_log_errors
+  pinned ratio webhook/nginx: $ratio
+constant rate at half the webhook's peak ($half req/s asked, $paced_rate req/s served, $connections connections, ${paced_duration}s):
+  webhook  p50 $(paced_ms p50) ms   p99 $(paced_ms p99) ms   p99.9 $(paced_ms p999) ms   max $(paced_ms max) ms   non-2xx ${paced_non2xx:-0}; socket errors: $paced_errors
+saturating runs with non-2xx answers or socket errors: $(cat "$work"/*-peak-*.txt | grep -cE 'Non-2xx|Socket errors' || true) of $((2 * rounds)); webhook log lines at level error: $webhook_log_errors
+load average after: $(cut -d' ' -f1-3 /proc/loadavg)
 EOF

@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Memory of the webhook on this machine: resident size with the built-in catalog loaded, and its growth
 # over REQUESTS admissions of the demo JobSet (bench/jobset-demo-review.json) over TLS keep-alive, the
-# webhook serving with its default threads (4 per available CPU).
+# webhook serving with its default threads (one per available CPU).
 #
 #   scripts/memory-test.sh
 #
 # Environment:
 #   KARTA_BINARY  the webhook binary (default build/karta-webhook; build it in Release)
-#   REQUESTS      admissions counted after the warm-up (default 100000)
+#   REQUESTS      admissions counted after the warm-up (default 1000000)
+#   IDLE_WAIT     seconds between /readyz 200 and the idle measurement (default 5): the webhook compiles
+#                 the jq states admission runs on its reload thread after it is ready
 #   WARMUP        admissions before the first measurement (default 100000): TLS sessions, parser buffers
 #                 and the allocator's caches reach their working size; with 8 threads (4 per CPU on 2
 #                 CPUs) that took about 300,000 admissions on 2026-11-30 (18.6 MiB after 48,000, then
@@ -22,7 +24,8 @@ set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$repo"
 binary=${KARTA_BINARY:-build/karta-webhook}
-requests=${REQUESTS:-100000}
+requests=${REQUESTS:-1000000}
+idle_wait=${IDLE_WAIT:-5}
 warmup=${WARMUP:-100000}
 body=bench/jobset-demo-review.json
 lua=bench/wrk-post.lua
@@ -64,15 +67,18 @@ run_for() {
   awk '/requests in/ {print $1}' "$work/wrk.txt"
 }
 
+echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "resident at /readyz 200, built-in catalog loaded: $(mib "$(rss_kib)")"
+sleep "$idle_wait"
 start=$(rss_kib)
-echo "resident at start, built-in catalog loaded: $(mib "$start")"
+echo "idle RSS with the built-in catalog (${idle_wait} s after ready, no request yet): $(mib "$start")"
 done_warmup=0
 while ((done_warmup < warmup)); do done_warmup=$((done_warmup + $(run_for 1))); done
 warm=$(rss_kib)
 echo "after the warm-up ($done_warmup admissions): $(mib "$warm")"
 total=0
 while ((total < requests)); do
-  total=$((total + $(run_for 2)))
+  total=$((total + $(run_for 5)))
   echo "  after $total more admissions: $(mib "$(rss_kib)")"
 done
 final=$(rss_kib)

@@ -61,4 +61,6 @@ std::size_t available_cpus() {
   return quota ? std::min(cpus, *quota) : cpus;
 }
 
+std::size_t default_server_threads() { return std::min<std::size_t>(256, available_cpus()); }
+
 }  // namespace karta

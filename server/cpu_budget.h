@@ -13,6 +13,9 @@ namespace karta {
 
 std::size_t available_cpus();
 
+// The server's worker threads when --threads is not given: one per available CPU, at most 256.
+std::size_t default_server_threads();
+
 // The CPUs a cgroup v2 `cpu.max` line allows ("200000 100000" -> 2, "150000 100000" -> 2), or nullopt
 // for no limit ("max 100000") or text that is not a quota.
 std::optional<std::size_t> cpus_from_cgroup_v2(std::string_view cpu_max);

@@ -1,0 +1,37 @@
+// serve's default worker threads: one per available CPU (cgroup quota aware), and --help says so.
+
+#include <doctest/doctest.h>
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli/commands.h"
+#include "server/cpu_budget.h"
+
+namespace {
+
+std::string serve_help() {
+  std::vector<std::string> args = {"karta-webhook", "serve", "--help"};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  std::ostringstream out, err;
+  karta::run_command_line(static_cast<int>(argv.size()), argv.data(), out, err);
+  return out.str() + err.str();
+}
+
+}  // namespace
+
+TEST_CASE("the default is one worker thread per available CPU, at most 256") {
+  CHECK(karta::default_server_threads() == std::min<std::size_t>(256, karta::available_cpus()));
+}
+
+TEST_CASE("serve --help states the default and shows its value for this machine") {
+  const std::string help = serve_help();
+  INFO(help);
+  CHECK(help.find("--threads UINT:INT in [1 - 256]=" + std::to_string(karta::default_server_threads()) + "\n") !=
+        std::string::npos);
+  CHECK(help.find("Worker threads (default: one per available CPU, capped by the cgroup CPU quota)\n") !=
+        std::string::npos);
+  CHECK(help.find("4 per available CPU") == std::string::npos);
+}
