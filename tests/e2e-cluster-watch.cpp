@@ -15,6 +15,8 @@
 #include "support/running_webhook.h"
 #include "support/test_support.h"
 
+namespace e2e_cluster_watch {  // this file's names, apart from other tests' in a unity build
+
 using karta::json;
 namespace test = karta::test;
 namespace fs = std::filesystem;
@@ -221,3 +223,5 @@ TEST_CASE("an API server that answers every watch of Kartas with 410 gets a hand
       "spec":{"worker":{"template":{"spec":{"containers":[{"name":"w","image":"i"}]}}}}})");
   CHECK(json::parse(client.request("POST", "/mutate", test::admission_review(trainer).dump()).body)["response"].contains("patch"));
 }
+
+}  // namespace e2e_cluster_watch

@@ -10,6 +10,8 @@
 
 #include "support/running_webhook.h"
 
+namespace e2e_concurrency {  // this file's names, apart from other tests' in a unity build
+
 using karta::json;
 namespace test = karta::test;
 using namespace std::chrono_literals;
@@ -97,3 +99,5 @@ TEST_CASE("concurrent admissions during reloads and definition validation all ge
   CHECK(metrics.find("karta_reload_errors_total{") == std::string::npos);
   CHECK(metrics.find("karta_jq_wait_timeouts_total 0\n") != std::string::npos);
 }
+
+}  // namespace e2e_concurrency

@@ -9,6 +9,8 @@
 #include "support/running_webhook.h"
 #include "support/test_support.h"
 
+namespace e2e_controllers {  // this file's names, apart from other tests' in a unity build
+
 using karta::json;
 namespace test = karta::test;
 
@@ -181,3 +183,5 @@ TEST_CASE("a server-side dry run is mutated and validated exactly like the real 
   CHECK(denied["response"]["allowed"] == false);
   CHECK(denied == webhook.review("/validate", test::admission_review(no_team)));
 }
+
+}  // namespace e2e_controllers

@@ -15,6 +15,8 @@
 #include "support/kube_fixtures.h"
 #include "support/running_webhook.h"
 
+namespace e2e_definition_policy {  // this file's names, apart from other tests' in a unity build
+
 using karta::json;
 namespace test = karta::test;
 using namespace std::chrono_literals;
@@ -198,3 +200,5 @@ TEST_CASE("definitionPolicy enforce, the default, denies a Karta with a path fau
     CHECK(client.request("GET", "/metrics").body.find("karta_definition_faults_admitted_total{") == std::string::npos);
   }
 }
+
+}  // namespace e2e_definition_policy

@@ -10,6 +10,8 @@
 
 #include "support/running_webhook.h"
 
+namespace e2e_hostile_input {  // this file's names, apart from other tests' in a unity build
+
 using karta::json;
 namespace test = karta::test;
 using namespace std::chrono_literals;
@@ -248,3 +250,5 @@ TEST_CASE("pipelined requests written at once are answered in order on one conne
   CHECK(ready.status == 200);
   CHECK(ready.header_connection == "close");
 }
+
+}  // namespace e2e_hostile_input

@@ -9,6 +9,8 @@
 
 #include "support/running_webhook.h"
 
+namespace e2e_http_protocol {  // this file's names, apart from other tests' in a unity build
+
 using karta::json;
 namespace test = karta::test;
 using namespace std::chrono_literals;
@@ -196,3 +198,5 @@ TEST_CASE("a connection still open when the drain deadline passes is let go with
   CHECK(read_end(client) == boost::asio::ssl::error::stream_truncated);
   CHECK(std::chrono::steady_clock::now() - started < 500ms * test::kSlowdown);
 }
+
+}  // namespace e2e_http_protocol

@@ -10,6 +10,8 @@
 #include "support/fake_api_server.h"
 #include "support/test_support.h"
 
+namespace e2e_kubectl_plugin {  // this file's names, apart from other tests' in a unity build
+
 namespace test = karta::test;
 namespace fs = std::filesystem;
 
@@ -106,3 +108,5 @@ TEST_CASE("cmake --install puts the kubectl-karta link beside the binary, where 
   CHECK(test::run_command(link.string() + " --help", &code).find("Usage: kubectl karta [OPTIONS] SUBCOMMAND") !=
         std::string::npos);
 }
+
+}  // namespace e2e_kubectl_plugin

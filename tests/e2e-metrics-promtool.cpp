@@ -13,6 +13,8 @@
 #include "support/running_webhook.h"
 #include "support/test_support.h"
 
+namespace e2e_metrics_promtool {  // this file's names, apart from other tests' in a unity build
+
 namespace test = karta::test;
 using karta::json;
 
@@ -111,3 +113,5 @@ TEST_CASE("karta_last_reload_successful is 0 while a broken policy keeps the pre
   CHECK(test::eventually([&] { return sample(scrape(hook), "karta_last_reload_successful") == "1"; },
                          std::chrono::seconds(10 * test::kSlowdown)));
 }
+
+}  // namespace e2e_metrics_promtool

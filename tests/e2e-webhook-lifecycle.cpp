@@ -12,6 +12,8 @@
 
 #include "support/running_webhook.h"
 
+namespace e2e_webhook_lifecycle {  // this file's names, apart from other tests' in a unity build
+
 using karta::json;
 namespace test = karta::test;
 using namespace std::chrono_literals;
@@ -219,3 +221,5 @@ TEST_CASE("the server stays responsive while a burst of hostile definitions is v
           << std::chrono::duration_cast<std::chrono::microseconds>(slowest).count() << " us");
   CHECK(slowest < 500ms * test::kSlowdown);
 }
+
+}  // namespace e2e_webhook_lifecycle

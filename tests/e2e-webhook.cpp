@@ -5,6 +5,8 @@
 
 #include "support/running_webhook.h"
 
+namespace e2e_webhook {  // this file's names, apart from other tests' in a unity build
+
 using karta::json;
 namespace test = karta::test;
 
@@ -69,3 +71,5 @@ TEST_CASE("a body over 7 MiB is refused with 413 and the connection closed") {
   CHECK(reply.body == "request body exceeds 7340032 bytes\n");
   CHECK(reply.header_connection == "close");
 }
+
+}  // namespace e2e_webhook

@@ -4,6 +4,8 @@
 #include "runtime/admission_http.h"
 #include "support/test_support.h"
 
+namespace unit_admission_http {  // this file's names, apart from other tests' in a unity build
+
 using karta::AdmissionEndpoint;
 using karta::HttpRequest;
 using karta::ReviewReply;
@@ -54,3 +56,5 @@ TEST_CASE("the service's reply and the HTTP adapter's answer agree on a refused 
   CHECK(response.status == 415);
   CHECK(response.body == "expected Content-Type application/json, got text/yaml\n");
 }
+
+}  // namespace unit_admission_http

@@ -2,6 +2,8 @@
 
 #include "admission/admission_review.h"
 
+namespace unit_admission_review {  // this file's names, apart from other tests' in a unity build
+
 using karta::AdmissionDecision;
 using karta::json;
 
@@ -114,3 +116,5 @@ TEST_CASE("base64 matches RFC 4648's test vectors") {
   CHECK(karta::base64_encode("fooba") == "Zm9vYmE=");
   CHECK(karta::base64_encode("foobar") == "Zm9vYmFy");
 }
+
+}  // namespace unit_admission_review

@@ -8,6 +8,8 @@
 #include "runtime/admission_http.h"
 #include "support/test_support.h"
 
+namespace unit_admission_service {  // this file's names, apart from other tests' in a unity build
+
 using karta::AdmissionEndpoint;
 using karta::HttpRequest;
 using karta::json;
@@ -157,3 +159,5 @@ TEST_CASE("Metrics: the duration sum is printed in full, not to six significant 
   CHECK(text.find("karta_admission_duration_seconds_sum{endpoint=\"mutate\"} 86400.375\n") != std::string::npos);
   CHECK(text.find("karta_admission_duration_seconds_bucket{endpoint=\"mutate\",le=\"0.25\"} 1\n") != std::string::npos);  // bounds as before
 }
+
+}  // namespace unit_admission_service

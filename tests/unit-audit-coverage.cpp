@@ -12,6 +12,8 @@
 #include "support/fake_api_server.h"
 #include "support/test_support.h"
 
+namespace unit_audit_coverage {  // this file's names, apart from other tests' in a unity build
+
 using karta::json;
 namespace test = karta::test;
 namespace kube = karta::kube;
@@ -120,3 +122,5 @@ TEST_CASE("audit of files lists no coverage: the CRDs are the cluster's") {
   CHECK(report["uncovered"] == json::array());
   CHECK(coverage_section(karta::render_audit(report)) == "");
 }
+
+}  // namespace unit_audit_coverage

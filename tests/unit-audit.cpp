@@ -21,6 +21,8 @@
 #include "support/fake_api_server.h"
 #include "support/test_support.h"
 
+namespace unit_audit {  // this file's names, apart from other tests' in a unity build
+
 using karta::json;
 namespace kube = karta::kube;
 namespace test = karta::test;
@@ -645,3 +647,5 @@ TEST_CASE("an audit that may not read the cluster's Kartas says so, uses the oth
   CHECK(text.find("\n  Karta (run.ai/v1alpha1): NOT LISTED: " + error + "\n") != std::string::npos);
   CHECK(text.ends_with("the audit is incomplete: a kind could not be listed\n"));
 }
+
+}  // namespace unit_audit

@@ -9,6 +9,8 @@
 #include "definitions/catalog.h"
 #include "definitions/jq_program.h"
 
+namespace unit_catalog_compile {  // this file's names, apart from other tests' in a unity build
+
 using karta::ExpressionGroup;
 using karta::json;
 using namespace std::chrono_literals;
@@ -102,3 +104,5 @@ TEST_CASE("a program compiled on first use whose text does not compile answers e
   CHECK_FALSE(broken.prepare());
   CHECK(broken.states() == 0);
 }
+
+}  // namespace unit_catalog_compile

@@ -15,6 +15,8 @@
 #include "mutate/mutation.h"
 #include "support/test_support.h"
 
+namespace unit_catalog {  // this file's names, apart from other tests' in a unity build
+
 using karta::json;
 namespace test = karta::test;
 
@@ -266,3 +268,5 @@ TEST_CASE("a kind's catalog key names it as group/version/kind; unknown kinds an
   CHECK(catalog.find_key({"example.com", "v1", "Gizmo"}) == nullptr);
   CHECK(catalog.find({"example.com", "v1", "Gizmo"}) == nullptr);
 }
+
+}  // namespace unit_catalog

@@ -12,6 +12,8 @@
 
 #include "support/test_support.h"
 
+namespace unit_corpus {  // this file's names, apart from other tests' in a unity build
+
 namespace fs = std::filesystem;
 namespace test = karta::test;
 
@@ -153,3 +155,5 @@ TEST_CASE("A missing corpus fails the test, naming the path, rather than skippin
 }
 
 }  // TEST_SUITE
+
+}  // namespace unit_corpus

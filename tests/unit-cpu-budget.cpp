@@ -8,6 +8,8 @@
 
 #include "server/cpu_budget.h"
 
+namespace unit_cpu_budget {  // this file's names, apart from other tests' in a unity build
+
 using karta::cpus_from_cgroup_v1;
 using karta::cpus_from_cgroup_v2;
 
@@ -38,3 +40,5 @@ TEST_CASE("available CPUs are at least one and at most the CPUs this process may
   CHECK(cpus >= 1);
   CHECK(cpus <= static_cast<std::size_t>(CPU_COUNT(&set)));
 }
+
+}  // namespace unit_cpu_budget

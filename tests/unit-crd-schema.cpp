@@ -7,6 +7,8 @@
 #include "support/test_support.h"
 #include "validate/crd_schema.h"
 
+namespace unit_crd_schema {  // this file's names, apart from other tests' in a unity build
+
 using karta::check_path_against_schema;
 using karta::CrdSchema;
 using karta::CrdSchemaSet;
@@ -466,3 +468,5 @@ TEST_CASE("every path of the built-in catalog fits the corpus CRD of its kind") 
   }
   CHECK(checked > 100);
 }
+
+}  // namespace unit_crd_schema

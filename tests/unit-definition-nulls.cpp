@@ -11,6 +11,8 @@
 #include "validate/crd_schema_set.h"
 #include "validate/definition_validation.h"
 
+namespace unit_definition_nulls {  // this file's names, apart from other tests' in a unity build
+
 using karta::json;
 namespace test = karta::test;
 
@@ -135,3 +137,5 @@ TEST_CASE("a fault of the published schema does not hide the faults of the defin
       "schema at `.spec.replicatedJobs[]`"});
   CHECK_FALSE(report.only_path_faults());
 }
+
+}  // namespace unit_definition_nulls

@@ -8,6 +8,8 @@
 
 #include <fstream>
 
+namespace unit_definition_validation {  // this file's names, apart from other tests' in a unity build
+
 using karta::json;
 namespace test = karta::test;
 
@@ -206,3 +208,5 @@ TEST_CASE("karta-webhook validate exits non-zero on a fault and prints it") {
                               " --crds " + (*corpus / "crds").string(), &code);
   CHECK(code == 0);
 }
+
+}  // namespace unit_definition_validation

@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+namespace unit_dockerfile {  // this file's names, apart from other tests' in a unity build
+
 #ifndef KARTA_SOURCE_DIR
 #error "KARTA_SOURCE_DIR (the repository root, as a string literal) must be defined"
 #endif
@@ -320,3 +322,5 @@ TEST_CASE("The build context leaves out VCS data, build trees and generated keys
 }
 
 }  // TEST_SUITE
+
+}  // namespace unit_dockerfile

@@ -2,6 +2,8 @@
 
 #include "json/documents.h"
 
+namespace unit_documents {  // this file's names, apart from other tests' in a unity build
+
 using karta::json;
 using karta::parse_documents;
 
@@ -55,3 +57,5 @@ TEST_CASE("regression: deeply nested YAML is refused, not a stack overflow") {
   CHECK_THROWS_WITH_AS(parse_documents(text + "\n", "deep.yaml"), "deep.yaml#0: nesting deeper than 256 levels",
                        karta::InputError);
 }
+
+}  // namespace unit_documents

@@ -12,6 +12,8 @@
 #include "policy/policy.h"
 #include "support/test_support.h"
 
+namespace unit_fuzz_regressions {  // this file's names, apart from other tests' in a unity build
+
 using karta::json;
 namespace test = karta::test;
 
@@ -99,3 +101,5 @@ TEST_CASE("regression F9: jq 1.6 lexes `.e3` and `.e+3` as numbers, so neither n
   CHECK_FALSE(karta::SimplePath::parse(text).has_value());
   CHECK(karta::jq_compile_error(text).has_value());
 }
+
+}  // namespace unit_fuzz_regressions

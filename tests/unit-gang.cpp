@@ -9,6 +9,8 @@
 #include "mutate/mutation.h"
 #include "support/test_support.h"
 
+namespace unit_gang {  // this file's names, apart from other tests' in a unity build
+
 using karta::json;
 namespace test = karta::test;
 
@@ -164,3 +166,5 @@ TEST_CASE("every catalog framework's figure, from the replicas its definition re
     CHECK(min_member(*definition, object) == std::pair<std::string, std::vector<std::string>>{example.value, {}});
   }
 }
+
+}  // namespace unit_gang

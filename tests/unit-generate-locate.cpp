@@ -19,6 +19,8 @@
 #include "validate/crd_schema_set.h"
 #include "validate/definition_validation.h"
 
+namespace unit_generate_locate {  // this file's names, apart from other tests' in a unity build
+
 using karta::json;
 namespace fs = std::filesystem;
 namespace test = karta::test;
@@ -193,3 +195,5 @@ TEST_CASE("validate, run as a command, finds no fault in the drafts of the corpu
   CHECK(code == 0);
   CHECK(out.ends_with("16 definitions, 0 with faults\n"));
 }
+
+}  // namespace unit_generate_locate

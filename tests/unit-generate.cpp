@@ -11,6 +11,8 @@
 #include "support/fake_api_server.h"
 #include "support/test_support.h"
 
+namespace unit_generate {  // this file's names, apart from other tests' in a unity build
+
 using karta::json;
 namespace test = karta::test;
 
@@ -126,3 +128,5 @@ TEST_CASE(
         "there is nothing to draft\n");
   CHECK(code == 1);
 }
+
+}  // namespace unit_generate

@@ -9,6 +9,8 @@
 #include "admission/metrics.h"
 #include "definitions/jq_program.h"
 
+namespace unit_jq_program {  // this file's names, apart from other tests' in a unity build
+
 using karta::json;
 using namespace std::chrono_literals;
 
@@ -70,3 +72,5 @@ TEST_CASE("a capped run inside path() is finished before the state is reused") {
   CHECK_FALSE(whole.capped);
   CHECK(whole.outputs.size() == 6);
 }
+
+}  // namespace unit_jq_program

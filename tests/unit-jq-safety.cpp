@@ -20,6 +20,8 @@
 #include "validate/definition_validation.h"
 #include "validate/jq_safety.h"
 
+namespace unit_jq_safety {  // this file's names, apart from other tests' in a unity build
+
 using karta::jq_safety_faults;
 using karta::jq_safety_warnings;
 using karta::json;
@@ -671,3 +673,5 @@ TEST_CASE("every expression of the built-in catalog is safe") {
   }
   CHECK(checked > 100);
 }
+
+}  // namespace unit_jq_safety

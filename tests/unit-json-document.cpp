@@ -5,6 +5,8 @@
 
 #include "json/json_document.h"
 
+namespace unit_json_document {  // this file's names, apart from other tests' in a unity build
+
 using karta::json;
 using karta::JsonDocument;
 using karta::JsonParseError;
@@ -116,3 +118,5 @@ TEST_CASE("documents parsed one after another on a thread stay whole: a released
   moved.reset();
   CHECK(karta::to_json(JsonDocument::parse(R"({"f":"six"})").root()) == json::parse(R"({"f":"six"})"));
 }
+
+}  // namespace unit_json_document

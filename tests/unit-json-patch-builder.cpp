@@ -6,6 +6,8 @@
 #include "mutate/json_patch_builder.h"
 #include "support/test_support.h"
 
+namespace unit_json_patch_builder {  // this file's names, apart from other tests' in a unity build
+
 using karta::JsonPatch;
 using karta::JsonPatchBuilder;
 using karta::JsonPointer;
@@ -216,3 +218,5 @@ TEST_CASE("remember(): containers under the remembered pointer are looked up fro
     CHECK(build(true) == expected);
   }
 }
+
+}  // namespace unit_json_patch_builder

@@ -7,6 +7,8 @@
 
 #include "json/json_text.h"
 
+namespace unit_json_text {  // this file's names, apart from other tests' in a unity build
+
 using karta::json;
 
 namespace {
@@ -55,3 +57,5 @@ TEST_CASE("values are written compact, members in key order, numbers as nlohmann
   CHECK(out == value.dump());
   CHECK(out == R"({"a":{"a":[],"b":"c"},"n":18446744073709551615,"z":[1,-2,3.5,1e+300,true,false,null,{}]})");
 }
+
+}  // namespace unit_json_text

@@ -10,6 +10,8 @@
 #include "support/kube_fixtures.h"
 #include "support/test_support.h"
 
+namespace unit_kube_api_client {  // this file's names, apart from other tests' in a unity build
+
 using karta::json;
 namespace kube = karta::kube;
 namespace test = karta::test;
@@ -160,3 +162,5 @@ TEST_CASE("an in-cluster connection reads its rotated token file again for the n
   CHECK(received[0].authorization == "Bearer sesame");
   CHECK(received[1].authorization == "Bearer rotated");
 }
+
+}  // namespace unit_kube_api_client

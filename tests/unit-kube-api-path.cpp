@@ -13,6 +13,8 @@
 #include "support/fake_api_server.h"
 #include "support/test_support.h"
 
+namespace unit_kube_api_path {  // this file's names, apart from other tests' in a unity build
+
 namespace kube = karta::kube;
 namespace test = karta::test;
 
@@ -113,3 +115,5 @@ TEST_CASE("ApiClient refuses a target with CR/LF before sending anything, naming
   CHECK_THROWS_AS(client.get(kube::resource_path("", "v1", "pods", "research", "a b")), kube::ApiError);
   CHECK(server.request_lines() == std::vector<std::string>{"GET /api/v1/namespaces/research/pods/a%20b HTTP/1.1"});
 }
+
+}  // namespace unit_kube_api_path

@@ -8,6 +8,8 @@
 
 #include "kube/retry_backoff.h"
 
+namespace unit_kube_backoff {  // this file's names, apart from other tests' in a unity build
+
 namespace kube = karta::kube;
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
@@ -86,3 +88,5 @@ TEST_CASE("shorter timings for tests keep the same shape: growth, cap and jitter
     CHECK(drawn[i] < 2 * steps[i]);
   }
 }
+
+}  // namespace unit_kube_backoff

@@ -11,6 +11,8 @@
 #include "support/kube_fixtures.h"
 #include "support/test_support.h"
 
+namespace unit_kube_connection {  // this file's names, apart from other tests' in a unity build
+
 using karta::json;
 namespace kube = karta::kube;
 namespace test = karta::test;
@@ -423,3 +425,5 @@ TEST_CASE("karta-webhook audit reads every file of $KUBECONFIG, merged, and no l
   CHECK(none == "karta-webhook audit: audit: no cluster (give --kubeconfig, --in-cluster or -f FILES): no kubeconfig: "
                 "none of the files $KUBECONFIG names exists (" + a + ", " + b + ")\n");
 }
+
+}  // namespace unit_kube_connection

@@ -14,6 +14,8 @@
 #include "support/fake_api_server.h"
 #include "support/test_support.h"
 
+namespace unit_kube_discovery {  // this file's names, apart from other tests' in a unity build
+
 using karta::json;
 namespace kube = karta::kube;
 namespace test = karta::test;
@@ -424,3 +426,5 @@ TEST_CASE("a LIST stops past its page limit, 10,000 pages unless told otherwise"
   kube::ListSummary summary = kube::list_all(cluster.client, "/api/v1/pods", {.page_size = 1, .max_pages = 4}, {});
   CHECK(summary.pages == 4);
 }
+
+}  // namespace unit_kube_discovery

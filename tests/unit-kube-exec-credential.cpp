@@ -23,6 +23,8 @@
 #include "support/fake_api_server.h"
 #include "support/test_support.h"
 
+namespace unit_kube_exec_credential {  // this file's names, apart from other tests' in a unity build
+
 using karta::json;
 namespace test = karta::test;
 namespace kube = karta::kube;
@@ -373,3 +375,5 @@ TEST_CASE("the exec section is read as client-go reads it, and its faults name t
   CHECK(connection.exec->config().cluster_json == "");
   CHECK(connection.exec->runs() == 0);  // run by the first request, not by loading
 }
+
+}  // namespace unit_kube_exec_credential

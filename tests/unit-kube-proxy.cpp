@@ -19,6 +19,8 @@
 #include "support/fake_api_server.h"
 #include "support/test_support.h"
 
+namespace unit_kube_proxy {  // this file's names, apart from other tests' in a unity build
+
 namespace test = karta::test;
 namespace kube = karta::kube;
 namespace fs = std::filesystem;
@@ -280,3 +282,5 @@ TEST_CASE("--context picks the kubeconfig's context on inspect, list, audit and 
   CHECK(serve.code != 0);
   CHECK(serve.err.find("--context requires --kubeconfig") != std::string::npos);
 }
+
+}  // namespace unit_kube_proxy

@@ -10,6 +10,8 @@
 #include "support/kube_fixtures.h"
 #include "support/test_support.h"
 
+namespace unit_kube_watcher {  // this file's names, apart from other tests' in a unity build
+
 using karta::json;
 namespace kube = karta::kube;
 namespace test = karta::test;
@@ -381,3 +383,5 @@ TEST_CASE("a LIST after a 410 that finds the objects changed delivers them") {
   CHECK(watcher.objects().count("b") == 1);
   CHECK(recorder.event_count() == 0);
 }
+
+}  // namespace unit_kube_watcher

@@ -4,6 +4,8 @@
 #include "runtime/admission_http.h"
 #include "support/test_support.h"
 
+namespace unit_label_policy {  // this file's names, apart from other tests' in a unity build
+
 using karta::json;
 namespace test = karta::test;
 
@@ -146,3 +148,5 @@ labelPolicy:
     allowed: {team: "vis"}
 )", with_leader_team("Team.vision_1"), "research") == allowed);
 }
+
+}  // namespace unit_label_policy

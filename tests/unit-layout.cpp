@@ -16,6 +16,8 @@
 #include "json/documents.h"
 #include "support/test_support.h"
 
+namespace unit_layout {  // this file's names, apart from other tests' in a unity build
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -69,8 +71,9 @@ const std::map<std::string, std::set<std::string>>& allowed_includes() {
       {"server", {}},
       {"kube", {}},
       {"runtime", {"json", "k8s", "definitions", "policy", "mutate", "validate", "admission", "server", "kube"}},
-      {"cli", {"json", "k8s", "definitions", "policy", "mutate", "validate", "generate", "admission", "server", "kube",
-               "runtime"}},
+      {"cli",
+       {"json", "k8s", "definitions", "policy", "mutate", "validate", "generate", "admission", "server", "kube",
+        "runtime"}},
   };
   return kAllowed;
 }
@@ -108,6 +111,32 @@ std::string opening_comment(const std::string& text) {
   return comment;
 }
 
+// A test topic file (unit-*.cpp, e2e-*.cpp) is compiled in a batch with others (tests/CMakeLists.txt: a unity
+// build), so its names must not meet theirs: everything after its includes is in `namespace TOPIC {`
+// (the file name with '_' for '-'), closed on its last line. "" when it is; else what is wrong.
+std::string unity_scope_fault(const std::string& text, const std::string& topic) {
+  std::string opening = "namespace " + topic + " {";
+  std::string closing = "}  // namespace " + topic;
+  std::istringstream in(text);
+  std::string line, first_code, last_code;
+  bool after_opening = false;
+  for (std::size_t number = 1; std::getline(in, line); ++number) {
+    if (line.empty() || line.starts_with("//")) continue;
+    if (line.starts_with("#include") && after_opening)
+      return "line " + std::to_string(number) + ": an #include inside the namespace";
+    if (line.starts_with("#include")) continue;
+    if (first_code.empty()) {
+      first_code = line;
+      if (!line.starts_with(opening))
+        return "the first line after the includes is \"" + line + "\", not \"" + opening + "\"";
+      after_opening = true;
+    }
+    last_code = line;
+  }
+  if (!after_opening) return "no \"" + opening + "\" after the includes";
+  if (last_code != closing) return "the last line is \"" + last_code + "\", not \"" + closing + "\"";
+  return "";
+}
 }  // namespace
 
 TEST_CASE("every folder of the repository is in README's layout table, and every folder the table names exists") {
@@ -172,3 +201,26 @@ TEST_CASE("no source file runs past 500 lines without the reason in its opening 
   }
   MESSAGE(long_files << " source files over 500 lines, each with its reason");
 }
+
+TEST_CASE("each test topic file keeps its names in a namespace of its own, as its unity build needs") {
+  CHECK(unity_scope_fault("// t\n#include <a>\n\nnamespace unit_x {  // mine\nint a;\n}  // namespace unit_x\n",
+                          "unit_x") == "");
+  CHECK(unity_scope_fault("#include <a>\nnamespace {\n}\n", "unit_x") ==
+        "the first line after the includes is \"namespace {\", not \"namespace unit_x {\"");
+  CHECK(unity_scope_fault("namespace unit_x {\n#include <a>\n}  // namespace unit_x\n", "unit_x") ==
+        "line 2: an #include inside the namespace");
+  CHECK(unity_scope_fault("namespace unit_x {\n}  // namespace unit_x\nint stray;\n", "unit_x") ==
+        "the last line is \"int stray;\", not \"}  // namespace unit_x\"");
+  std::size_t topics = 0;
+  for (const auto& entry : fs::directory_iterator(test::source_dir() / "tests")) {
+    std::string name = entry.path().filename().string();
+    if (!(name.starts_with("unit-") || name.starts_with("e2e-")) || !name.ends_with(".cpp")) continue;
+    ++topics;
+    std::string topic = name.substr(0, name.size() - 4);
+    std::replace(topic.begin(), topic.end(), '-', '_');
+    CHECK_MESSAGE(unity_scope_fault(karta::read_text_file(entry.path()), topic) == "", "tests/" << name);
+  }
+  CHECK(topics >= 70);
+}
+
+}  // namespace unit_layout

@@ -20,6 +20,8 @@
 #include "definitions/karta_definition.h"
 #include "support/test_support.h"
 
+namespace unit_live_corpus {  // this file's names, apart from other tests' in a unity build
+
 using karta::json;
 namespace fs = std::filesystem;
 namespace test = karta::test;
@@ -198,3 +200,5 @@ TEST_CASE("every recorded event: the built-in catalog reports the recorded state
 }
 
 }  // TEST_SUITE
+
+}  // namespace unit_live_corpus

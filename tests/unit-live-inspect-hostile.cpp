@@ -14,6 +14,8 @@
 #include "support/fake_api_server.h"
 #include "support/test_support.h"
 
+namespace unit_live_inspect_hostile {  // this file's names, apart from other tests' in a unity build
+
 using karta::json;
 namespace test = karta::test;
 
@@ -202,3 +204,5 @@ TEST_CASE("metrics.k8s.io answering 503: inspect jobset/demo warns and works; a 
   CHECK(only_there.err == "karta-webhook: no resource \"podmetrics\" in the group versions discovered, but it may be in "
                           "one that could not be read: metrics.k8s.io/v1beta1 (" + answered + ")\n");
 }
+
+}  // namespace unit_live_inspect_hostile

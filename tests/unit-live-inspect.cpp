@@ -27,6 +27,8 @@
 #include "support/terminal_controls.h"
 #include "support/test_support.h"
 
+namespace unit_live_inspect {  // this file's names, apart from other tests' in a unity build
+
 using karta::json;
 namespace test = karta::test;
 
@@ -763,3 +765,5 @@ server      1          2     0     0
 TOTAL       1          2     0     0
 )");
 }
+
+}  // namespace unit_live_inspect

@@ -14,6 +14,8 @@
 #include "support/fake_api_server.h"
 #include "support/test_support.h"
 
+namespace unit_live_list_unserved {  // this file's names, apart from other tests' in a unity build
+
 using karta::json;
 namespace test = karta::test;
 
@@ -134,3 +136,5 @@ TEST_CASE("a served kind whose LIST is forbidden keeps its own line before the o
         "\"system:serviceaccount:karta-system:karta-webhook\" cannot list resource \"jobs\" in API group \"batch\" in "
         "the namespace \"research\": skipped\n" + unserved);
 }
+
+}  // namespace unit_live_list_unserved

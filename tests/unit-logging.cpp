@@ -11,6 +11,8 @@
 
 #include "runtime/logging.h"
 
+namespace unit_logging {  // this file's names, apart from other tests' in a unity build
+
 using json = nlohmann::json;
 
 namespace {
@@ -69,3 +71,5 @@ TEST_CASE("the text log writes a message's control characters and escape sequenc
   CHECK(lines[0].substr(23) == " warning Karta \"a^[]0;pwned\\a\" not loaded:\\n^[[2Jline two\\r\\u009b31m \\xff");
   CHECK(lines[1].substr(23) == " warning plain");
 }
+
+}  // namespace unit_logging

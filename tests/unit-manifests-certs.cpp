@@ -10,6 +10,8 @@
 
 #include "support/manifests_fixtures.h"
 
+namespace unit_manifests_certs {  // this file's names, apart from other tests' in a unity build
+
 using namespace karta::test::manifest_fixtures;
 
 namespace {
@@ -117,3 +119,5 @@ TEST_CASE("The certs script defaults to certs/out and explains itself") {
 }
 
 }  // TEST_SUITE
+
+}  // namespace unit_manifests_certs

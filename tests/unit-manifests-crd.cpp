@@ -11,6 +11,8 @@
 #include "json/documents.h"
 #include "support/manifests_fixtures.h"
 
+namespace unit_manifests_crd {  // this file's names, apart from other tests' in a unity build
+
 using namespace karta::test::manifest_fixtures;
 
 namespace {
@@ -258,3 +260,5 @@ TEST_CASE("The Karta CRD schema accepts every definition of the built-in catalog
 }
 
 }  // TEST_SUITE
+
+}  // namespace unit_manifests_crd

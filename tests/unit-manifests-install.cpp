@@ -12,6 +12,8 @@
 
 #include "support/manifests_fixtures.h"
 
+namespace unit_manifests_install {  // this file's names, apart from other tests' in a unity build
+
 using namespace karta::test::manifest_fixtures;
 
 namespace {
@@ -234,3 +236,5 @@ TEST_CASE("The Service sends port 443 to 8443 on the webhook pods") {
 }
 
 }  // TEST_SUITE
+
+}  // namespace unit_manifests_install

@@ -11,6 +11,8 @@
 
 #include "support/manifests_fixtures.h"
 
+namespace unit_manifests_overlays {  // this file's names, apart from other tests' in a unity build
+
 using namespace karta::test::manifest_fixtures;
 
 namespace {
@@ -216,3 +218,5 @@ TEST_CASE("The plain overlay does not render before the certs script has run, an
 }
 
 }  // TEST_SUITE
+
+}  // namespace unit_manifests_overlays

@@ -14,6 +14,8 @@
 
 #include "support/manifests_fixtures.h"
 
+namespace unit_manifests_webhooks {  // this file's names, apart from other tests' in a unity build
+
 using namespace karta::test::manifest_fixtures;
 
 namespace {
@@ -303,3 +305,5 @@ TEST_CASE("Every kind of the built-in catalog is seen by the workload webhooks")
 }
 
 }  // TEST_SUITE
+
+}  // namespace unit_manifests_webhooks

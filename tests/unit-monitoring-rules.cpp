@@ -18,6 +18,8 @@
 #include "support/manifests_fixtures.h"
 #include "support/test_support.h"
 
+namespace unit_monitoring_rules {  // this file's names, apart from other tests' in a unity build
+
 using namespace karta::test::manifest_fixtures;
 
 namespace {
@@ -183,3 +185,5 @@ TEST_CASE("the ServiceMonitor scrapes the Service's https port, verifying the ce
 }
 
 }  // TEST_SUITE
+
+}  // namespace unit_monitoring_rules

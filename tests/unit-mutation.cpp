@@ -4,6 +4,8 @@
 #include "mutate/mutation.h"
 #include "support/test_support.h"
 
+namespace unit_mutation {  // this file's names, apart from other tests' in a unity build
+
 using karta::json;
 namespace test = karta::test;
 
@@ -179,3 +181,5 @@ TEST_CASE("replica counts beyond int32, fractional or negative are refused with 
   CHECK(outcome.patch.value() == json::parse(R"([{"op":"add","path":"/metadata/annotations",
                                                   "value":{"kai.scheduler/batch-min-member":"2147483648"}}])"));
 }
+
+}  // namespace unit_mutation

@@ -7,6 +7,8 @@
 #include "definitions/native_expression.h"
 #include "support/test_support.h"
 
+namespace unit_native_expression {  // this file's names, apart from other tests' in a unity build
+
 using karta::json;
 using karta::JsonDocument;
 using karta::NativeExpression;
@@ -140,3 +142,5 @@ TEST_CASE("every native catalog expression gives what libjq gives, on every samp
   CHECK(expressions >= 15);
   CHECK(answered >= 100);
 }
+
+}  // namespace unit_native_expression

@@ -10,6 +10,8 @@
 #include "support/schema_violations.h"
 #include "support/test_support.h"
 
+namespace unit_openapi_schema_keywords {  // this file's names, apart from other tests' in a unity build
+
 using karta::evaluate_validation_rule;
 using karta::json;
 using karta::prune_unknown_fields;
@@ -141,3 +143,5 @@ x-kubernetes-validations:
                                                                  {"", "rule not supported: self.a == self.b"},
                                                              });
 }
+
+}  // namespace unit_openapi_schema_keywords

@@ -14,6 +14,8 @@
 #include "support/schema_violations.h"
 #include "support/test_support.h"
 
+namespace unit_openapi_schema {  // this file's names, apart from other tests' in a unity build
+
 using karta::apply_schema_defaults;
 using karta::evaluate_validation_rule;
 using karta::json;
@@ -420,3 +422,5 @@ TEST_CASE("openapi schema: the embedded files are the published ones, byte for b
         file_text(corpus / "optimization.nvidia.com_resourceinterfaces.yaml"));
   CHECK(karta::embedded::pod_v1_json() == file_text(api / "pod-v1.json"));
 }
+
+}  // namespace unit_openapi_schema

@@ -16,6 +16,8 @@
 #include "support/fake_api_server.h"
 #include "support/test_support.h"
 
+namespace unit_pod_attribution {  // this file's names, apart from other tests' in a unity build
+
 using karta::json;
 namespace test = karta::test;
 
@@ -319,3 +321,5 @@ TEST_CASE("nested: an object whose controller is of a kind with a definition is 
   CHECK(walk.nested(jobset_pod("demo-leader-0-0-ck6kg", "demo", "leader", 0), covered));
   CHECK_FALSE(walk.nested(pod("bare", json::object()), covered));
 }
+
+}  // namespace unit_pod_attribution

@@ -4,6 +4,8 @@
 #include "policy/policy.h"
 #include "support/test_support.h"
 
+namespace unit_policy {  // this file's names, apart from other tests' in a unity build
+
 using karta::json;
 namespace test = karta::test;
 
@@ -115,3 +117,5 @@ TEST_CASE("definitionPolicy.mode is enforce by default, warn when set, and anyth
   CHECK(error_of("definitionPolicy: {modes: warn}") == "policy.yaml: definitionPolicy.modes: unknown field");
   CHECK(error_of("definitionPolicy: warn") == "policy.yaml: definitionPolicy: must be a map, not string");
 }
+
+}  // namespace unit_policy

@@ -15,6 +15,8 @@
 #include "support/test_support.h"
 #include "validate/definition_validation.h"
 
+namespace unit_published_api {  // this file's names, apart from other tests' in a unity build
+
 using karta::json;
 namespace test = karta::test;
 namespace fs = std::filesystem;
@@ -460,3 +462,5 @@ TEST_CASE("definitions from --definitions get the checks a cluster's Karta gets:
   CHECK(karta::AdmissionStateLoader({dir.path}, {}, 1).load()->catalog.find({"jobset.x-k8s.io", "v1alpha2", "JobSet"}) !=
         nullptr);
 }
+
+}  // namespace unit_published_api

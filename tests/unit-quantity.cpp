@@ -14,6 +14,8 @@
 #include "mutate/mutation.h"
 #include "support/test_support.h"
 
+namespace unit_quantity {  // this file's names, apart from other tests' in a unity build
+
 using karta::json;
 namespace test = karta::test;
 
@@ -285,3 +287,5 @@ worker      2          8     0                        0
 TOTAL       3          12    >=9223372036854775807m   >=9223372036854775807
 )");
 }
+
+}  // namespace unit_quantity

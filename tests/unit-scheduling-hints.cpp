@@ -5,6 +5,8 @@
 #include "mutate/mutation.h"
 #include "support/test_support.h"
 
+namespace unit_scheduling_hints {  // this file's names, apart from other tests' in a unity build
+
 using karta::json;
 namespace test = karta::test;
 
@@ -198,3 +200,5 @@ TEST_CASE("GPU totals of real samples, from the numbers in their manifests") {
   // KServe huggingface: the predictor's model container limits nvidia.com/gpu 1.
   CHECK(total_gpus("inferenceservice-1.yaml", 0) == 1);
 }
+
+}  // namespace unit_scheduling_hints

@@ -8,6 +8,8 @@
 #include "support/test_support.h"
 #include "validate/definition_validation.h"
 
+namespace unit_selector_labels {  // this file's names, apart from other tests' in a unity build
+
 using karta::json;
 namespace test = karta::test;
 
@@ -90,3 +92,5 @@ TEST_CASE("karta-webhook validate prints each matchLabels fault and exits 1") {
   CHECK(out.find(kLabels + "[\"app name\"]: value \"proxy \" is not a valid label value: must begin and end with an "
                            "alphanumeric character") != std::string::npos);
 }
+
+}  // namespace unit_selector_labels

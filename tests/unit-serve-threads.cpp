@@ -9,6 +9,8 @@
 #include "cli/commands.h"
 #include "server/cpu_budget.h"
 
+namespace unit_serve_threads {  // this file's names, apart from other tests' in a unity build
+
 namespace {
 
 std::string serve_help() {
@@ -35,3 +37,5 @@ TEST_CASE("serve --help states the default and shows its value for this machine"
         std::string::npos);
   CHECK(help.find("4 per available CPU") == std::string::npos);
 }
+
+}  // namespace unit_serve_threads

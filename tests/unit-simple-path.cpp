@@ -7,6 +7,8 @@
 #include "definitions/jq_program.h"
 #include "definitions/simple_path.h"
 
+namespace unit_simple_path {  // this file's names, apart from other tests' in a unity build
+
 using karta::json;
 using karta::JqInput;
 using karta::JqProgram;
@@ -153,3 +155,5 @@ TEST_CASE("a program with one jq state serves four threads at once by waiting, n
   CHECK(wrong == 0);
   CHECK(program.states() == 1);
 }
+
+}  // namespace unit_simple_path

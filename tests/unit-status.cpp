@@ -14,6 +14,8 @@
 #include "definitions/status.h"
 #include "support/test_support.h"
 
+namespace unit_status {  // this file's names, apart from other tests' in a unity build
+
 using karta::json;
 namespace test = karta::test;
 
@@ -325,3 +327,5 @@ total              4                  0    0    0
       "message":"Revision hello-00001 failed with message: Unable to fetch image ghcr.io/knative/helloworld-go:does-not-exist: manifest unknown."})"));
   CHECK(report["conditions"].size() == 3);
 }
+
+}  // namespace unit_status

@@ -13,6 +13,8 @@
 #include "definitions/suspend.h"
 #include "support/test_support.h"
 
+namespace unit_suspend {  // this file's names, apart from other tests' in a unity build
+
 using karta::json;
 namespace test = karta::test;
 
@@ -215,3 +217,5 @@ TEST_CASE("an action whose place cannot be assigned names the action and the pla
                        "resumeActions[0] (path .spec.items[5]): /spec/items/5 names element 5 of a list of 1",
                        karta::SuspendError);
 }
+
+}  // namespace unit_suspend

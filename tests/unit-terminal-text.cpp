@@ -17,6 +17,8 @@
 #include "support/terminal_controls.h"
 #include "support/test_support.h"
 
+namespace unit_terminal_text {  // this file's names, apart from other tests' in a unity build
+
 using karta::json;
 namespace test = karta::test;
 
@@ -192,3 +194,5 @@ total                                        1          0        1          1   
   CHECK(workload["violations"] ==
         json{"workload: label \"team\" value \"vision" + kClear + "\" may contain only alphanumerics, '-', '_' and '.'"});
 }
+
+}  // namespace unit_terminal_text

@@ -11,6 +11,8 @@
 #include "validate/crd_schema_set.h"
 #include "validate/definition_validation.h"
 
+namespace unit_workload_pod_labels {  // this file's names, apart from other tests' in a unity build
+
 using karta::json;
 namespace test = karta::test;
 
@@ -136,3 +138,5 @@ TEST_CASE("workloadPodLabelsPath is read from the extensions annotation, strictl
       [&](const karta::GroupVersionKind& kind) { return crds.find(kind); });
   CHECK(catalog.faults == std::vector<std::string>{});
 }
+
+}  // namespace unit_workload_pod_labels

@@ -66,32 +66,15 @@ class FakeApiServer::Impl {
 
   void store(Served& served, std::vector<json> objects);
 
-  // One connection: reads requests and writes answers, or the chunks of a watch.
+  // One connection: reads requests and writes answers, or the chunks of a watch. Its asynchronous
+  // operations are defined in fake_api_session.cpp only, so that one file instantiates Beast's templates.
   class Session : public std::enable_shared_from_this<Session> {
    public:
     Session(Impl& server, tcp::socket socket)
         : server_(server), stream_(std::move(socket), server.tls_), timer_(server.io_) {}
 
-    void start() {
-      stream_.async_handshake(net::ssl::stream_base::server, [self = shared_from_this()](beast::error_code ec) {
-        if (ec) return self->close();
-        if (X509* peer = SSL_get1_peer_certificate(self->stream_.native_handle())) {
-          char name[256] = {};
-          X509_NAME_get_text_by_NID(X509_get_subject_name(peer), NID_commonName, name, sizeof name);
-          self->client_name_ = name;
-          X509_free(peer);
-        }
-        self->read();
-      });
-    }
-
-    void close() {
-      if (closed_) return;
-      closed_ = true;
-      watching_ = false;
-      timer_.cancel();
-      beast::get_lowest_layer(stream_).close();
-    }
+    void start();
+    void close();
 
     const std::string& client_name() const { return client_name_; }
     bool watching() const { return watching_ && !closed_; }
@@ -99,90 +82,23 @@ class FakeApiServer::Impl {
 
     void respond(int status, const json& body) { respond_text(status, "application/json", body.dump()); }
 
-    void respond_text(int status, const std::string& content_type, std::string body) {
-      auto response = std::make_shared<http::response<http::string_body>>(static_cast<http::status>(status), 11);
-      response->set(http::field::content_type, content_type);
-      response->body() = std::move(body);
-      response->keep_alive(request_.keep_alive());
-      response->prepare_payload();
-      http::async_write(stream_, *response, [self = shared_from_this(), response](beast::error_code ec, std::size_t) {
-        if (ec || !response->keep_alive() || self->server_.options_.close_after_answer) return self->close();
-        self->read();
-      });
-    }
+    void respond_text(int status, const std::string& content_type, std::string body);
 
     // Sends the header of a chunked 200 answer; events follow as chunks until end_watch().
-    void begin_watch(std::chrono::seconds timeout, bool bookmarks) {
-      watching_ = true;
-      bookmarks_ = bookmarks;
-      auto header = std::make_shared<http::response<http::empty_body>>(http::status::ok, 11);
-      header->set(http::field::content_type, "application/json");
-      header->set(http::field::cache_control, "no-cache, private");
-      header->chunked(true);
-      auto serializer = std::make_shared<http::response_serializer<http::empty_body>>(*header);
-      writing_ = true;
-      http::async_write_header(stream_, *serializer,
-                               [self = shared_from_this(), header, serializer](beast::error_code ec, std::size_t) {
-                                 self->writing_ = false;
-                                 if (ec) return self->close();
-                                 self->write_next();
-                               });
-      timer_.expires_after(timeout);
-      timer_.async_wait([self = shared_from_this()](beast::error_code ec) {
-        if (!ec) self->end_watch();
-      });
-      watch_for_close();
-    }
-
-    void send_event(const json& event) {
-      if (!watching()) return;
-      outgoing_.push_back(event.dump() + "\n");  // the API server's JSON encoder ends each event with a newline
-      write_next();
-    }
+    void begin_watch(std::chrono::seconds timeout, bool bookmarks);
+    void send_event(const json& event);
 
     // The terminating chunk: the answer ends normally. The connection is then closed.
-    void end_watch() {
-      if (!watching()) return;
-      watching_ = false;
-      timer_.cancel();
-      outgoing_.push_back(std::nullopt);
-      write_next();
-    }
+    void end_watch();
 
    private:
-    void read() {
-      request_ = {};
-      http::async_read(stream_, buffer_, request_, [self = shared_from_this()](beast::error_code ec, std::size_t) {
-        if (ec) return self->close();
-        self->server_.handle(self, self->request_);
-      });
-    }
+    void read();
 
     // During a watch the client sends nothing: a read that ends means it has gone.
-    void watch_for_close() {
-      stream_.async_read_some(net::buffer(probe_), [self = shared_from_this()](beast::error_code ec, std::size_t) {
-        if (ec) return self->close();
-        self->watch_for_close();
-      });
-    }
+    void watch_for_close();
 
     // Each event is flushed as a chunk of its own, as the API server flushes after every event.
-    void write_next() {
-      if (writing_ || outgoing_.empty() || closed_) return;
-      writing_ = true;
-      auto done = [self = shared_from_this()](beast::error_code ec, std::size_t) {
-        self->writing_ = false;
-        bool last = !self->outgoing_.front().has_value();
-        self->outgoing_.pop_front();
-        if (ec || last) return self->close();
-        self->write_next();
-      };
-      if (outgoing_.front()) {
-        net::async_write(stream_, http::make_chunk(net::buffer(*outgoing_.front())), done);
-      } else {
-        net::async_write(stream_, http::make_chunk_last(), done);
-      }
-    }
+    void write_next();
 
     Impl& server_;
     beast::ssl_stream<beast::tcp_stream> stream_;
