@@ -4,11 +4,19 @@
 # the webhook links) from Debian's archive, checks its checksum, applies Debian's patches, builds it with
 # ThreadSanitizer into build-tsan/jq, builds the tests with ThreadSanitizer against it, and runs the tests
 # that use libjq and the server from several threads at once. Any report fails the run.
-# Needs: autoconf automake libtool (apt-get install -y autoconf automake libtool), curl.
+# Needs autoconf, automake, libtool, patch, xz-utils and curl: scripts/install-deps.sh installs them, and
+# this script runs it (as root) when one is missing.
 #   scripts/tsan.sh [TOPIC...]     # default: the threaded topics below
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
+for tool in autoreconf automake libtoolize patch xz curl; do
+  if ! command -v "$tool" >/dev/null 2>&1; then
+    echo "== $tool is missing: scripts/install-deps.sh"
+    scripts/install-deps.sh
+    break
+  fi
+done
 jobs=${KARTA_JOBS:-2}
 root=$repo/build-tsan
 mkdir -p "$root/jq-src"
