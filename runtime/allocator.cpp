@@ -16,14 +16,14 @@ extern "C" int mallctl(const char* name, void* oldp, std::size_t* oldlenp, void*
 // Each setting, measured on `serve` with the built-in catalog (bench/README.md, "Memory"):
 // - narenas:1. jemalloc's default is 4 arenas per CPU of the machine (not of the container's quota), and
 //   gives each new thread the next one: the loader, the jq compiler, the reload thread and each worker
-//   kept half-filled slabs of their own. One arena saved 0.5 MiB idle. Its cost is contention on the arena's
-//   lock when a thread's cache fills or empties (once per 20-200 allocations of a size class): measured
-//   with the load test, within noise at one and two worker threads.
+//   kept half-filled slabs of their own. One arena saved 0.25-0.65 MiB idle. Its cost is contention on the
+//   arena's lock when a thread's cache fills or empties (once per 20-200 allocations of a size class), with
+//   two or more worker threads: not resolved on a shared machine (bench/README.md says how to measure it).
 // - abort_conf:true: a setting jemalloc does not know aborts the process at start instead of being ignored
 //   with a warning (unit-allocator checks the settings in effect).
-// Kept at jemalloc's defaults, measured: dirty_decay_ms (10 s; 0 saved 1 MiB idle but purges on every free
-// under load: release_free_memory() after start-up gets the same idle figure), tcache (on; off saved 0.4
-// MiB and sends every allocation to the arena), background_thread (off: one more thread).
+// Kept at jemalloc's defaults, measured idle: dirty_decay_ms (10 s; 0 saved 1.3 MiB alone but purges on
+// every free under load: release_free_memory() after start-up gets that idle figure), tcache (on; off saved
+// 0.4 MiB more and sends every allocation to the arena), background_thread (off: one more thread).
 namespace {
 // A constant: both pointers below are constant-initialized, set before jemalloc's first allocation
 // (which comes before any dynamic initializer runs).

@@ -48,8 +48,10 @@ export LD_LIBRARY_PATH="$root/jq/lib"
 export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1"
 # Concurrent admissions, reloads and definition compiles over HTTPS; the jq state pool; the metrics
 # shards; the watchers' threads against the local API server; the server's shutdown and drain.
-topics=${*:-e2e-concurrency unit-jq-program unit-admission-service unit-kube-api-client unit-kube-watcher \
-             e2e-cluster-watch e2e-http-protocol e2e-webhook-lifecycle e2e-webhook}
+# unit-catalog-compile: a jq pool growing from one state when runs contend; e2e-server-idle: the idle
+# callback (which returns freed memory) from the thread that closed the last connection.
+topics=${*:-e2e-concurrency unit-jq-program unit-catalog-compile unit-admission-service unit-kube-api-client \
+             unit-kube-watcher e2e-cluster-watch e2e-http-protocol e2e-server-idle e2e-webhook-lifecycle e2e-webhook}
 for topic in $topics; do
   echo "-- $topic"
   build-tsan/tests/karta-tests --no-intro=true --source-file="*/$topic.cpp"
