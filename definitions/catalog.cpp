@@ -65,11 +65,15 @@ std::vector<KartaDefinition> parse_definitions(
 }
 
 std::shared_ptr<const CompiledDefinition> DefinitionCache::compile(KartaDefinition definition, JqCompilation when) {
-  std::string key = definition.text;
-  used_[key] = true;
-  if (auto it = entries_.find(key); it != entries_.end()) return it->second;
+  if (auto it = entries_.find(definition.text); it != entries_.end()) {
+    used_.insert(it->first);
+    return it->second;
+  }
   auto compiled = CompiledDefinition::compile(std::move(definition), concurrency_, when);
-  entries_[key] = compiled;
+  // The key is the compiled definition's own text, which the entry keeps alive: one copy, not two.
+  std::string_view key = compiled->definition().text;
+  entries_.emplace(key, compiled);
+  used_.insert(key);
   return compiled;
 }
 

@@ -7,7 +7,9 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "definitions/compiled_definition.h"
@@ -48,8 +50,9 @@ class DefinitionCache {
 
  private:
   std::size_t concurrency_;
-  std::unordered_map<std::string, std::shared_ptr<const CompiledDefinition>> entries_;
-  std::unordered_map<std::string, bool> used_;
+  // Keyed by each definition's text (KartaDefinition::text), viewed in the compiled definition it maps to.
+  std::unordered_map<std::string_view, std::shared_ptr<const CompiledDefinition>> entries_;
+  std::unordered_set<std::string_view> used_;  // keys of entries_
 };
 
 struct CatalogSources {

@@ -230,6 +230,9 @@ struct JqProgram::StatePool {
   std::vector<jq_state*> idle;
   std::size_t copies = 1;  // the most states it keeps
   std::size_t states = 0;  // compiled (idle or in use) or being compiled
+  // A run found every state in use while the pool had room for more: prepare() may add one. Until then a
+  // pool keeps one state, whatever `copies` allows (each costs about 27 KB of libjq's memory).
+  bool waited = false;
 
   ~StatePool() {
     for (jq_state* state : idle) jq_teardown(&state);
@@ -239,7 +242,8 @@ struct JqProgram::StatePool {
   // take tens of microseconds and there is one state per CPU, so a wait that long means states are being
   // lost or held: the caller gets an error, never an endless wait. A pool compiled on first use that has
   // no state yet, and none being compiled, compiles one here; with one compiled or compiling, the caller
-  // waits for it rather than compiling another (prepare() adds the other copies off the admission threads).
+  // waits for it rather than compiling another (prepare() adds the other copies off the admission threads,
+  // once runs have had to wait).
   jq_state* acquire(std::string& why) {
     std::unique_lock lock(mutex);
     const auto deadline = std::chrono::steady_clock::now() + wait_limit;
@@ -257,6 +261,7 @@ struct JqProgram::StatePool {
           return nullptr;
         }
       }
+      if (states < copies) waited = true;
       if (released.wait_until(lock, deadline) == std::cv_status::timeout && idle.empty()) {
         why = "no jq state came free within " + std::to_string(wait_limit.count()) + " ms";
         ++wait_timeouts;
@@ -271,8 +276,9 @@ struct JqProgram::StatePool {
   bool grow() {
     {
       std::lock_guard lock(mutex);
-      if (states >= copies) return false;
+      if (states >= copies || (states > 0 && !waited)) return false;
       ++states;
+      waited = false;
     }
     try {
       release(compile_state(text));
@@ -343,10 +349,8 @@ JqProgram::JqProgram(const std::string& text, std::size_t copies, std::chrono::m
   pool_->wait_limit = wait_limit;
   pool_->copies = std::max<std::size_t>(copies, 1);
   if (when == JqCompilation::OnFirstUse) return;
-  for (std::size_t i = 0; i < pool_->copies; ++i) {
-    pool_->idle.push_back(compile_state(text));
-    ++pool_->states;
-  }
+  pool_->idle.push_back(compile_state(text));
+  pool_->states = 1;
 }
 
 JqProgram::~JqProgram() = default;

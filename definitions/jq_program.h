@@ -60,11 +60,11 @@ enum class JqCompilation { Now, OnFirstUse };
 // A compiled jq program. Compiling costs 20-50 ms with libjq 1.6 (it recompiles jq's builtins each time),
 // running ~20 us, so programs are compiled when definitions load (or, OnFirstUse, in the background) and
 // never per request. A jq_state is not thread-safe: the program keeps up to `copies` states (one per CPU
-// that may run it at once); a caller finding all of them in use waits for one, at most `wait_limit`, and
-// then gets an error outcome.
+// that may run it at once), starting with one and adding one through prepare() when runs had to wait; a
+// caller finding all of them in use waits for one, at most `wait_limit`, and then gets an error outcome.
 class JqProgram {
  public:
-  // Compiles `text` `copies` times (JqCompilation::Now). Throws JqCompileError with jq's own messages.
+  // Compiles `text` once (JqCompilation::Now). Throws JqCompileError with jq's own messages.
   JqProgram(const std::string& text, std::size_t copies,
             std::chrono::milliseconds wait_limit = std::chrono::milliseconds(5'000),
             JqCompilation when = JqCompilation::Now);
@@ -74,8 +74,10 @@ class JqProgram {
 
   // States in the pool, idle, in use or being compiled: at most `copies`, however many callers there are.
   std::size_t states() const;
-  // Compiles one more state when the pool has fewer than `copies`; false when it is full (or compiling
-  // failed, which for a text that compiled before only memory can make happen). Safe from any thread.
+  // Compiles one more state when the pool has none, or has fewer than `copies` and a run has had to wait
+  // for one since the last state was added; false otherwise (or when compiling failed, which for a text
+  // that compiled before only memory can make happen). A pool thus holds one state until runs contend for
+  // it: an idle process keeps one per program, not one per CPU. Safe from any thread.
   bool prepare() const;
 
   // Runs the program on `input`, keeping at most `max_outputs` outputs.

@@ -4,10 +4,26 @@
 
 #include <spdlog/spdlog.h>
 
+#include "definitions/api/published_api.h"
+#include "definitions/builtin_catalog.h"
 #include "runtime/admission_http.h"
+#include "runtime/allocator.h"
 #include "server/cpu_budget.h"
 
 namespace karta {
+namespace {
+
+// The texts compiled into the binary that loading parses (the built-in catalog, and the published CRDs
+// whose schemas the definitions are checked against): once parsed they are kept only in their parsed form.
+void release_embedded_texts() {
+  for (const auto& file : builtin_catalog_files()) release_read_only_pages(file.text);
+  release_read_only_pages(embedded::run_ai_kartas_yaml());
+  release_read_only_pages(embedded::optimization_nvidia_com_resourceinterfaces_yaml());
+  release_read_only_pages(embedded::pod_v1_json());
+}
+
+}  // namespace
+
 Webhook::Webhook(WebhookConfig config)
     : config_(std::move(config)),
       service_(std::make_shared<AdmissionService>()),
@@ -51,6 +67,9 @@ Webhook::Webhook(WebhookConfig config)
   };
   server_ = std::make_unique<HttpsServer>(config_.server, certificates, std::move(routes));
   server_->set_on_shutdown_begin([this] { shutting_down_ = true; });
+  // A probe's or a burst's TLS handshakes and buffers, freed, would otherwise stay in the closing thread's
+  // cache and the arena's dirty pages for as long as the webhook stays idle.
+  server_->set_on_idle([] { release_free_memory(); });
   // The expiry is published here, not in server/, which knows nothing of the webhook's metrics.
   auto publish_expiry = [service, certificates] {
     service->metrics().set_certificate_expiry(
@@ -129,11 +148,15 @@ Webhook::~Webhook() {
 }
 
 void Webhook::prepare_admission_programs() {
+  // The definitions served now: each reload hands over its own. Between reloads they are looked at again
+  // every reload interval, for a program whose runs had to wait for its one state (JqProgram::prepare).
+  std::vector<std::shared_ptr<const CompiledDefinition>> definitions;
   std::unique_lock lock(reload_mutex_);
   while (true) {
-    prepare_wake_.wait(lock, [this] { return stop_reloading_ || !to_prepare_.empty(); });
+    const bool fresh = prepare_wake_.wait_for(lock, config_.reload_interval,
+                                              [this] { return stop_reloading_ || !to_prepare_.empty(); });
     if (stop_reloading_) return;
-    auto definitions = std::exchange(to_prepare_, {});
+    if (fresh) definitions = std::exchange(to_prepare_, {});
     lock.unlock();
     auto started = std::chrono::steady_clock::now();
     std::size_t compiled = 0;
@@ -154,6 +177,10 @@ void Webhook::prepare_admission_programs() {
     }
     auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
     if (compiled > 0) spdlog::info("compiled {} jq states for admission in {} ms", compiled, elapsed.count());
+    // Loading and compiling leave freed memory behind (libjq binds its builtins anew each time), and an
+    // idle webhook would otherwise keep it: jemalloc purges only as it allocates again.
+    if (fresh || compiled > 0) release_free_memory();
+    if (fresh) release_embedded_texts();  // a reload parsed the built-in catalog again
     lock.lock();
   }
 }
@@ -213,7 +240,13 @@ unsigned short Webhook::listen() {
   return port;
 }
 
-void Webhook::run(bool handle_signals) { server_->run(handle_signals); }
+void Webhook::run(bool handle_signals) {
+  // Loading freed the YAML trees and the parse's temporaries, most of them cached by this thread; the
+  // prepare thread releases again once the jq states are compiled.
+  release_free_memory();
+  release_embedded_texts();
+  server_->run(handle_signals);
+}
 void Webhook::shutdown() { server_->shutdown(); }
 std::string Webhook::not_ready_reason() const {
   if (shutting_down_) return "shutting down";

@@ -55,8 +55,9 @@ class Webhook {
  private:
   void watch_for_changes();
   // Compiles the jq states admission runs for the definitions in to_prepare_ (the built-in catalog's are
-  // compiled on first use), one state of each first, on a thread of its own: neither /readyz nor a
-  // reload waits for it.
+  // compiled on first use), one state of each, on a thread of its own: neither /readyz nor a reload waits
+  // for it. Every reload interval, another state for each program whose runs had to wait for one (up to
+  // one per CPU). Then returns the memory freed to the kernel (runtime/allocator.h).
   void prepare_admission_programs();
   void reload(const char* source);
   void start_cluster_watch();

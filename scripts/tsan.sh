@@ -4,11 +4,19 @@
 # the webhook links) from Debian's archive, checks its checksum, applies Debian's patches, builds it with
 # ThreadSanitizer into build-tsan/jq, builds the tests with ThreadSanitizer against it, and runs the tests
 # that use libjq and the server from several threads at once. Any report fails the run.
-# Needs: autoconf automake libtool (apt-get install -y autoconf automake libtool), curl.
+# Needs autoconf, automake, libtool, patch, xz-utils and curl: scripts/install-deps.sh installs them, and
+# this script runs it (as root) when one is missing.
 #   scripts/tsan.sh [TOPIC...]     # default: the threaded topics below
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
+for tool in autoreconf automake libtoolize patch xz curl; do
+  if ! command -v "$tool" >/dev/null 2>&1; then
+    echo "== $tool is missing: scripts/install-deps.sh"
+    scripts/install-deps.sh
+    break
+  fi
+done
 jobs=${KARTA_JOBS:-2}
 root=$repo/build-tsan
 mkdir -p "$root/jq-src"
@@ -40,8 +48,10 @@ export LD_LIBRARY_PATH="$root/jq/lib"
 export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1"
 # Concurrent admissions, reloads and definition compiles over HTTPS; the jq state pool; the metrics
 # shards; the watchers' threads against the local API server; the server's shutdown and drain.
-topics=${*:-e2e-concurrency unit-jq-program unit-admission-service unit-kube-api-client unit-kube-watcher \
-             e2e-cluster-watch e2e-http-protocol e2e-webhook-lifecycle e2e-webhook}
+# unit-catalog-compile: a jq pool growing from one state when runs contend; e2e-server-idle: the idle
+# callback (which returns freed memory) from the thread that closed the last connection.
+topics=${*:-e2e-concurrency unit-jq-program unit-catalog-compile unit-admission-service unit-kube-api-client \
+             unit-kube-watcher e2e-cluster-watch e2e-http-protocol e2e-server-idle e2e-webhook-lifecycle e2e-webhook}
 for topic in $topics; do
   echo "-- $topic"
   build-tsan/tests/karta-tests --no-intro=true --source-file="*/$topic.cpp"

@@ -509,8 +509,17 @@ void HttpsServer::register_session(Session* session) {
 }
 
 void HttpsServer::unregister_session(Session* session) {
-  std::lock_guard lock(sessions_mutex_);
-  sessions_.erase(session);
+  bool idle = false;
+  {
+    std::lock_guard lock(sessions_mutex_);
+    sessions_.erase(session);
+    const auto now = std::chrono::steady_clock::now();
+    if (sessions_.empty() && on_idle_ && now - last_idle_ >= std::chrono::seconds(1)) {
+      last_idle_ = now;
+      idle = true;
+    }
+  }
+  if (idle) on_idle_();
 }
 
 }  // namespace karta

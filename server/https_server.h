@@ -83,6 +83,9 @@ class HttpsServer {
   // Starts a graceful shutdown from any thread: on_shutdown_begin runs first (readiness goes false).
   void shutdown();
   void set_on_shutdown_begin(std::function<void()> callback) { on_shutdown_begin_ = std::move(callback); }
+  // Runs on the thread that closed the last open connection, at most once a second: nothing is in flight
+  // (the webhook returns the memory freed to the kernel then). Set before run().
+  void set_on_idle(std::function<void()> callback) { on_idle_ = std::move(callback); }
   // Told of every certificate reload attempt that found changed files: true when it was loaded.
   void set_on_certificate_reload(std::function<void(bool)> callback) { on_certificate_reload_ = std::move(callback); }
 
@@ -125,6 +128,8 @@ class HttpsServer {
   boost::asio::thread_pool offload_pool_{1};
   std::chrono::steady_clock::time_point drain_deadline_;
   std::function<void()> on_shutdown_begin_;
+  std::function<void()> on_idle_;
+  std::chrono::steady_clock::time_point last_idle_{};  // guarded by sessions_mutex_
   std::function<void(bool)> on_certificate_reload_;
   std::string last_certificate_error_;
   std::atomic<bool> stopping_{false};

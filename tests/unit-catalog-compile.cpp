@@ -3,6 +3,7 @@
 
 #include <doctest/doctest.h>
 
+#include <future>
 #include <thread>
 #include <vector>
 
@@ -32,7 +33,7 @@ TEST_CASE("loading the built-in catalog compiles no jq state") {
   CHECK(programs > 40);  // 25 definitions, most with structure and status programs
 }
 
-TEST_CASE("every jq program of the built-in catalog compiles, and prepare_admission compiles one state per CPU") {
+TEST_CASE("every jq program of the built-in catalog compiles, and prepare_admission compiles one state until runs wait for it") {
   karta::CatalogSources sources;
   sources.concurrency = 2;
   karta::Catalog catalog = karta::load_catalog(sources);
@@ -52,10 +53,8 @@ TEST_CASE("every jq program of the built-in catalog compiles, and prepare_admiss
     INFO(source);
     CHECK(definition->prepare_admission());
     CHECK(structure->states() == 1);
-    CHECK(definition->prepare_admission());
-    CHECK(structure->states() == 2);
-    CHECK_FALSE(definition->prepare_admission());  // one state per CPU that may run it, no more
-    CHECK(structure->states() == 2);
+    CHECK_FALSE(definition->prepare_admission());  // no run has waited for it: one state, not one per CPU
+    CHECK(structure->states() == 1);
   }
 }
 
@@ -63,16 +62,60 @@ TEST_CASE("a program compiled on first use compiles one state at its first run a
   karta::JqProgram lazy(".spec.replicas // 1 | tonumber", /*copies=*/2, 5'000ms, karta::JqCompilation::OnFirstUse);
   karta::JqProgram eager(".spec.replicas // 1 | tonumber", /*copies=*/2);
   CHECK(lazy.states() == 0);
-  CHECK(eager.states() == 2);
+  CHECK(eager.states() == 1);  // compiled once to check it; the second copy only when runs contend
   karta::JqInput input(json::parse(R"({"spec":{"replicas":"3"}})"));
   auto first = lazy.run(input, 10);
   CHECK(first.outputs == std::vector<json>{3});
   CHECK(first.error == std::nullopt);
   CHECK(lazy.states() == 1);
   CHECK(eager.run(input, 10).outputs == first.outputs);
-  CHECK(lazy.prepare());
-  CHECK(lazy.states() == 2);
   CHECK_FALSE(lazy.prepare());
+  CHECK(lazy.states() == 1);
+}
+
+TEST_CASE("prepare adds a state only after a run had to wait for one, and never more than the copies allowed") {
+  karta::JqProgram program(".a", /*copies=*/2, /*wait_limit=*/50ms);
+  REQUIRE(program.states() == 1);
+  CHECK_FALSE(program.prepare());
+
+  // Holds the only state inside a run's sink until told to let go.
+  auto hold_state = [&program](std::promise<void>& inside, std::shared_future<void> leave) {
+    return std::thread([&program, &inside, leave] {
+      karta::JqInput input(json{{"a", 1}});
+      karta::JqOutcome outcome;
+      program.run(input, 10, [&](json&&) { inside.set_value(); leave.wait(); }, outcome);
+    });
+  };
+  std::promise<void> inside, leave;
+  std::thread holder = hold_state(inside, leave.get_future().share());
+  inside.get_future().wait();
+  karta::JqInput input(json{{"a", 2}});
+  auto refused = program.run(input, 10);  // waits out the 50 ms: the one state is held
+  REQUIRE(refused.error.has_value());
+  CHECK(refused.error->starts_with("no jq state came free within 50 ms"));
+  leave.set_value();
+  holder.join();
+
+  CHECK(program.states() == 1);
+  CHECK(program.prepare());  // a run waited: a second state
+  CHECK(program.states() == 2);
+  CHECK_FALSE(program.prepare());  // no wait since
+  CHECK(program.states() == 2);
+  CHECK(program.run(input, 10).outputs == std::vector<json>{2});
+
+  // Both held, a third run waits: the pool is at its copies and stays there.
+  std::promise<void> inside_a, inside_b, leave_both;
+  std::shared_future<void> leave_shared = leave_both.get_future().share();
+  std::thread a = hold_state(inside_a, leave_shared);
+  std::thread b = hold_state(inside_b, leave_shared);
+  inside_a.get_future().wait();
+  inside_b.get_future().wait();
+  CHECK(program.run(input, 10).error.has_value());
+  leave_both.set_value();
+  a.join();
+  b.join();
+  CHECK_FALSE(program.prepare());
+  CHECK(program.states() == 2);
 }
 
 TEST_CASE("four threads on a program compiled on first use with room for one state compile it once and all get answers") {
