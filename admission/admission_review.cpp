@@ -170,7 +170,10 @@ std::string encode_admission_review(const AdmissionDecision& decision, const std
   // Written directly, members in key order as nlohmann::json would order them: serializing through a
   // json tree escaped the base64 patch byte by byte and cost more than the whole mutation.
   std::string out;
-  out.reserve(256 + decision.message.size() + decision.patch_operations() * 160);
+  std::size_t size = 160 + review_api_version.size() + uid.size() + decision.message.size() + decision.reason.size();
+  if (decision.allowed && decision.patch_operations() > 0) size += (decision.patch.text.size() + 2) / 3 * 4;
+  for (const auto& warning : decision.warnings) size += warning.size() + 3;
+  out.reserve(size + size / 8);  // escapes in the texts may lengthen them
   out += "{\"apiVersion\":";
   append_json_string(out, review_api_version);
   out += ",\"kind\":\"AdmissionReview\",\"response\":{\"allowed\":";

@@ -200,6 +200,12 @@ const ExpressionOutcome& DefinitionEvaluation::outcome(ExpressionId id) {
     auto result = e.simple->evaluate(object_, kMaxExpressionOutputs);
     outcome.error = std::move(result.error);
     outcome.capped = result.capped;
+    if (e.mode == ExpressionMode::Path) {
+      outcome.pointers.reserve(result.matches.size());
+      outcome.places.reserve(result.matches.size());
+    } else {
+      outcome.values.reserve(result.matches.size());
+    }
     for (auto& match : result.matches) {
       if (e.mode == ExpressionMode::Path) {
         outcome.pointers.push_back(std::move(match.pointer));

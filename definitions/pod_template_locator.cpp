@@ -3,7 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <set>
+#include <string_view>
+
+#include <boost/container/small_vector.hpp>
 
 namespace karta {
 namespace {
@@ -104,7 +108,12 @@ WorkloadLayout locate_pod_templates(DefinitionEvaluation& evaluation) {
   WorkloadLayout layout;
   Locator locator(evaluation);
   JsonElement object = evaluation.object();
-  std::set<std::string> seen;  // two components naming the same template patch it once
+  // Two components naming the same template patch it once: each kept template's (location, labels), by
+  // hash, beside layout.templates (a set of strings cost two allocations per template).
+  boost::container::small_vector<std::size_t, 16> kept_hashes;
+  auto same_place = [](const PodTemplateLocation& a, const PodTemplateLocation& b) {
+    return a.location == b.location && a.labels.has_value() == b.labels.has_value() && (!a.labels || *a.labels == *b.labels);
+  };
 
   for (const ComponentPlan& plan : evaluation.definition().components()) {
     if (plan.spec_kind == SpecKind::None) continue;
@@ -125,6 +134,7 @@ WorkloadLayout locate_pod_templates(DefinitionEvaluation& evaluation) {
       for (const auto* list : {labels, annotations, scheduler, tolerations, node_selector, resources, containers, container}) {
         if (list != nullptr) count = std::max(count, list->size());
       }
+      instances.reserve(count);
       for (std::size_t i = 0; i < count; ++i) {
         PodTemplateLocation t;
         t.kind = SpecKind::Fragmented;
@@ -159,6 +169,7 @@ WorkloadLayout locate_pod_templates(DefinitionEvaluation& evaluation) {
                                " places for " + std::to_string(locations->size()) + " pod specs; labels skipped");
         metadata = nullptr;
       }
+      if (locations != nullptr) instances.reserve(locations->size());
       for (std::size_t i = 0; locations != nullptr && i < locations->size(); ++i) {
         const JsonPointer& pointer = (*locations)[i];
         auto value = locator.place(plan.location, i);
@@ -211,11 +222,17 @@ WorkloadLayout locate_pod_templates(DefinitionEvaluation& evaluation) {
                              " values for " + std::to_string(instances.size()) + " locations; 1 assumed");
       replicas = nullptr;
     }
+    layout.templates.reserve(layout.templates.size() + instances.size());
     for (std::size_t i = 0; i < instances.size(); ++i) {
       PodTemplateLocation& t = instances[i];
       if (t.kind == SpecKind::None) continue;
-      std::string key = t.location.to_string() + "|" + (t.labels ? t.labels->to_string() : "");
-      if (!seen.insert(key).second) continue;
+      const std::hash<std::string_view> hash;
+      const std::size_t key = hash(t.location.text()) * 31 + (t.labels ? hash(t.labels->text()) : 0);
+      bool seen = false;
+      for (std::size_t k = 0; k < kept_hashes.size() && !seen; ++k) {
+        seen = kept_hashes[k] == key && same_place(layout.templates[k], t);
+      }
+      if (seen) continue;
       t.component = component;
       if (ids != nullptr && !instance_name((*ids)[i]).empty()) {
         t.instance = instance_name((*ids)[i]);
@@ -236,6 +253,7 @@ WorkloadLayout locate_pod_templates(DefinitionEvaluation& evaluation) {
         }
       }
       layout.templates.push_back(std::move(t));
+      kept_hashes.push_back(key);
     }
   }
   for (auto& note : locator.notes) layout.notes.push_back(std::move(note));

@@ -131,6 +131,7 @@ SimplePath::Result SimplePath::evaluate(JsonElement document, std::size_t max_ou
         result.capped = true;
         return result;
       }
+      if (result.matches.empty()) result.matches.reserve(8);  // one allocation for the usual few matches
       result.matches.push_back({std::move(frame.pointer), frame.value});
       continue;
     }
@@ -173,7 +174,7 @@ SimplePath::Result SimplePath::evaluate(JsonElement document, std::size_t max_ou
       } else {
         auto members = sorted_members(*value);
         for (auto it = members.rbegin(); it != members.rend(); ++it) {
-          stack.push_back({frame.pointer / std::string(it->first), it->second, frame.step + 1});
+          stack.push_back({frame.pointer / it->first, it->second, frame.step + 1});
         }
       }
     }

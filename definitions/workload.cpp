@@ -61,6 +61,7 @@ PodRequests template_requests(JsonElement object, const PodTemplateLocation& t, 
 WorkloadAnalysis analyze_workload(DefinitionEvaluation& evaluation, const std::vector<std::string>& gpu_names) {
   WorkloadAnalysis analysis;
   analysis.layout = locate_pod_templates(evaluation);
+  analysis.per_pod.reserve(analysis.layout.templates.size());
   for (const auto& t : analysis.layout.templates) {
     PodRequests r = template_requests(evaluation.object(), t, gpu_names);
     analysis.total_gpus += r.gpus * static_cast<double>(t.replicas);

@@ -18,42 +18,59 @@ std::string unescape_pointer_token(std::string_view escaped) {
   return token;
 }
 
-void append_escaped_pointer_token(std::string& out, std::string_view token) {
-  // Runs without '~' or '/' (nearly every token) are appended whole. (A plain loop: find_first_of
-  // calls memchr on the two-character set for every character.)
+namespace {
+
+// Runs without '~' or '/' (nearly every token) are appended whole. (A plain loop: find_first_of calls
+// memchr on the two-character set for every character.)
+template <typename Out, typename Append>
+void append_escaped(Out& out, std::string_view token, Append append) {
   std::size_t plain = 0;
   for (std::size_t i = 0; i < token.size(); ++i) {
     char c = token[i];
     if (c != '~' && c != '/') continue;
-    out.append(token.data() + plain, i - plain);
-    out += c == '~' ? "~0" : "~1";
+    append(out, token.substr(plain, i - plain));
+    append(out, std::string_view(c == '~' ? "~0" : "~1"));
     plain = i + 1;
   }
-  out.append(token.data() + plain, token.size() - plain);
+  append(out, token.substr(plain));
+}
+
+void append_escaped_text(JsonPointer::Text& out, std::string_view token) {
+  append_escaped(out, token, [](JsonPointer::Text& o, std::string_view text) { o.insert(o.end(), text.begin(), text.end()); });
+}
+
+}  // namespace
+
+void append_escaped_pointer_token(std::string& out, std::string_view token) {
+  append_escaped(out, token, [](std::string& o, std::string_view text) { o.append(text); });
+}
+
+void append_escaped_pointer_token(std::pmr::string& out, std::string_view token) {
+  append_escaped(out, token, [](std::pmr::string& o, std::string_view text) { o.append(text); });
 }
 
 JsonPointer& JsonPointer::operator/=(std::string_view token) {
-  text_ += '/';
-  append_escaped_pointer_token(text_, token);
+  text_.push_back('/');
+  append_escaped_text(text_, token);
   return *this;
 }
 
 JsonPointer& JsonPointer::operator/=(std::size_t index) {
   char digits[24];
-  auto end = std::to_chars(digits, digits + sizeof digits, index).ptr;
-  text_ += '/';
-  text_.append(digits, end);
+  digits[0] = '/';
+  auto end = std::to_chars(digits + 1, digits + sizeof digits, index).ptr;
+  text_.insert(text_.end(), digits, end);
   return *this;
 }
 
 JsonPointer JsonPointer::parent_pointer() const {
-  std::size_t slash = text_.rfind('/');
-  return slash == std::string::npos ? JsonPointer() : JsonPointer(text_.substr(0, slash));
+  std::size_t slash = text().rfind('/');
+  return slash == std::string_view::npos ? JsonPointer() : JsonPointer(text().substr(0, slash));
 }
 
 std::string JsonPointer::back() const {
-  std::size_t slash = text_.rfind('/');
-  return slash == std::string::npos ? std::string() : unescape_pointer_token(std::string_view(text_).substr(slash + 1));
+  std::size_t slash = text().rfind('/');
+  return slash == std::string_view::npos ? std::string() : unescape_pointer_token(text().substr(slash + 1));
 }
 
 std::vector<std::string> JsonPointer::tokens() const {

@@ -1,14 +1,22 @@
 #pragma once
 
 // A JSON Pointer (RFC 6901) held as its escaped text ("/spec/a~1b/0"). It stands in for
-// nlohmann::json::json_pointer on the request path: appending a token is one string append, and
-// walking one costs no copies, where nlohmann's keeps a vector of tokens and rebuilds its text on every
+// nlohmann::json::json_pointer on the request path: appending a token is one append, and walking one
+// costs no copies, where nlohmann's keeps a vector of tokens and rebuilds its text on every
 // to_string(). The pod-template locator, the patch builder and find_at work with these.
+//
+// The text is kept inline up to kInlineSize bytes, on the heap only beyond: a pod template's pointers
+// ("/spec/replicatedJobs/0/template/spec/template/metadata/annotations", 67 bytes) are built, copied and
+// extended several times per admission, and std::string's 15 inline bytes made each of those an
+// allocation (bench/README.md, issue 24).
 
 #include <cstddef>
+#include <memory_resource>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include <boost/container/small_vector.hpp>
 
 namespace karta {
 
@@ -19,11 +27,15 @@ inline bool at_or_under(std::string_view pointer, std::string_view prefix) {
 
 class JsonPointer {
  public:
+  static constexpr std::size_t kInlineSize = 88;
+  using Text = boost::container::small_vector<char, kInlineSize>;
+
   JsonPointer() = default;
   // From escaped text: empty (the whole document) or starting with '/'.
-  explicit JsonPointer(std::string escaped) : text_(std::move(escaped)) {}
+  explicit JsonPointer(std::string_view escaped) : text_(escaped.begin(), escaped.end()) {}
 
-  const std::string& to_string() const { return text_; }
+  std::string_view text() const { return {text_.data(), text_.size()}; }
+  std::string to_string() const { return std::string(text()); }
   bool empty() const { return text_.empty(); }
 
   JsonPointer& operator/=(std::string_view token);  // an unescaped token
@@ -42,12 +54,12 @@ class JsonPointer {
   std::string back() const;               // the last token, unescaped
   std::vector<std::string> tokens() const;  // every token, unescaped
 
-  friend bool operator==(const JsonPointer& a, const JsonPointer& b) { return a.text_ == b.text_; }
+  friend bool operator==(const JsonPointer& a, const JsonPointer& b) { return a.text() == b.text(); }
 
   // Calls visit(escaped_token) for each token, in order, without copying; stops when it returns false.
   template <typename Visit>
   bool for_each_escaped(Visit&& visit) const {
-    std::string_view rest(text_);
+    std::string_view rest = text();
     while (!rest.empty()) {
       rest.remove_prefix(1);
       std::size_t end = rest.find('/');
@@ -59,11 +71,12 @@ class JsonPointer {
   }
 
  private:
-  std::string text_;
+  Text text_;
 };
 
 // "~1" is '/', "~0" is '~'.
 std::string unescape_pointer_token(std::string_view escaped);
 void append_escaped_pointer_token(std::string& out, std::string_view token);
+void append_escaped_pointer_token(std::pmr::string& out, std::string_view token);
 
 }  // namespace karta

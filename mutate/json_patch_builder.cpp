@@ -31,8 +31,132 @@ bool contains_equal(JsonElement array, const json& value) {
 
 }  // namespace
 
-JsonPatchBuilder::JsonPatchBuilder(const json& original)
-    : owned_(std::make_shared<const JsonDocument>(JsonDocument::from(original))), original_(owned_->root()) {}
+JsonPatchBuilder::JsonPatchBuilder(JsonElement original)
+    : original_(original),
+      operations_(arena_.resource()),
+      created_(arena_.resource()),
+      added_(arena_.resource()),
+      path_buffer_(arena_.resource()),
+      last_found_text_(arena_.resource()),
+      remembered_text_(arena_.resource()) {
+  operations_.reserve(16);
+}
+
+JsonPatchBuilder::JsonPatchBuilder(const json& original) : JsonPatchBuilder(JsonElement()) {
+  owned_ = std::make_shared<const JsonDocument>(JsonDocument::from(original));
+  original_ = owned_->root();
+}
+
+// The arena's memory goes with it: nothing in it needs destroying (its vectors and maps allocate from it).
+JsonPatchBuilder::~JsonPatchBuilder() = default;
+
+JsonPatchBuilder::Node* JsonPatchBuilder::string_node(std::string_view text) {
+  Node* node = make(Node::Kind::String);
+  node->text = arena_.keep(text);
+  return node;
+}
+
+JsonPatchBuilder::Node* JsonPatchBuilder::node_of(const json& value) {
+  switch (value.type()) {
+    case json::value_t::string:
+      return string_node(value.get_ref<const std::string&>());
+    case json::value_t::object: {
+      Node* node = make(Node::Kind::Object);
+      node->members.reserve(value.size());
+      for (const auto& [key, item] : value.items()) node->members.emplace_back(arena_.keep(key), node_of(item));
+      return node;  // a json object iterates in key order
+    }
+    case json::value_t::array: {
+      Node* node = make(Node::Kind::Array);
+      node->items.reserve(value.size());
+      for (const auto& item : value) node->items.push_back(node_of(item));
+      return node;
+    }
+    default: {
+      Node* node = make(Node::Kind::Scalar);
+      node->scalar = &scalars_.emplace_front(value);
+      return node;
+    }
+  }
+}
+
+bool JsonPatchBuilder::same(const Node& node, const json& value) {
+  switch (node.kind) {
+    case Node::Kind::String:
+      return value.is_string() && node.text == value.get_ref<const std::string&>();
+    case Node::Kind::Scalar:
+      return *node.scalar == value;
+    case Node::Kind::Object: {
+      if (!value.is_object() || value.size() != node.members.size()) return false;
+      auto member = node.members.begin();
+      for (const auto& [key, item] : value.items()) {  // both in key order
+        if (member->first != key || !same(*member->second, item)) return false;
+        ++member;
+      }
+      return true;
+    }
+    case Node::Kind::Array: {
+      if (!value.is_array() || value.size() != node.items.size()) return false;
+      for (std::size_t i = 0; i < node.items.size(); ++i) {
+        if (!same(*node.items[i], value[i])) return false;
+      }
+      return true;
+    }
+  }
+  return false;
+}
+
+JsonPatchBuilder::Node** JsonPatchBuilder::find_member(Node& object, std::string_view key) {
+  auto it = std::lower_bound(object.members.begin(), object.members.end(), key,
+                             [](const auto& member, std::string_view k) { return member.first < k; });
+  return it != object.members.end() && it->first == key ? &it->second : nullptr;
+}
+
+void JsonPatchBuilder::put_member(Node& object, std::string_view key, Node* value) {
+  auto it = std::lower_bound(object.members.begin(), object.members.end(), key,
+                             [](const auto& member, std::string_view k) { return member.first < k; });
+  if (it != object.members.end() && it->first == key) {
+    it->second = value;
+  } else {
+    object.members.emplace(it, arena_.keep(key), value);
+  }
+}
+
+void JsonPatchBuilder::write(std::string& out, const Node& node) {
+  switch (node.kind) {
+    case Node::Kind::String:
+      append_json_string(out, node.text);
+      return;
+    case Node::Kind::Scalar:
+      append_json(out, *node.scalar);
+      return;
+    case Node::Kind::Object: {
+      out += '{';
+      for (std::size_t i = 0; i < node.members.size(); ++i) {
+        if (i != 0) out += ',';
+        append_json_string(out, node.members[i].first);
+        out += ':';
+        write(out, *node.members[i].second);
+      }
+      out += '}';
+      return;
+    }
+    case Node::Kind::Array: {
+      out += '[';
+      for (std::size_t i = 0; i < node.items.size(); ++i) {
+        if (i != 0) out += ',';
+        write(out, *node.items[i]);
+      }
+      out += ']';
+      return;
+    }
+  }
+}
+
+void JsonPatchBuilder::add_operation(std::string_view path, Node* value, const json* borrowed) {
+  operations_.push_back({arena_.keep(path), value, borrowed});
+  text_size_hint_ += 32 + path.size() + 8;
+}
 
 PatchChange JsonPatchBuilder::blocked(std::string reason) {
   blocked_reason_ = std::move(reason);
@@ -69,7 +193,6 @@ class TokenKey {
     view_ = owned_;
   }
   std::string_view view() const { return view_; }
-  std::string str() const { return std::string(view_); }
 
  private:
   std::string owned_;
@@ -81,10 +204,10 @@ class TokenKey {
 void JsonPatchBuilder::own_borrowed_under(std::string_view pointer) {
   for (auto& op : operations_) {
     if (op.borrowed == nullptr || !at_or_under(pointer, op.path)) continue;
-    op.value = *op.borrowed;
+    op.value = node_of(*op.borrowed);
     op.borrowed = nullptr;
     --borrowed_;
-    created_.emplace(op.path, &op.value);
+    created_.emplace(op.path, op.value);
   }
 }
 
@@ -96,21 +219,22 @@ JsonPatchBuilder::Place JsonPatchBuilder::find_container(const Pointer& pointer,
   for (std::size_t length = tokens.size(); length >= 1 && !created_.empty(); --length) {
     auto it = created_.find(pointer.prefix(length));
     if (it == created_.end()) continue;
-    json* node = it->second;
+    Node* node = it->second;
     for (std::size_t i = length; i < tokens.size(); ++i) {
-      if (!node->is_object()) {
+      if (node->kind != Node::Kind::Object) {
         place.blocked = true;
         blocked_reason_ = std::string(pointer.prefix(i)) + " is not an object";
         return place;
       }
       bool last = i + 1 == tokens.size();
       TokenKey key(tokens[i]);
-      auto found = node->find(key.view());
-      if (found == node->end()) {
-        node = &((*node)[key.str()] = (last && leaf_is_array) ? json::array() : json::object());
-        created_.emplace(std::string(pointer.prefix(i + 1)), node);
+      if (Node** found = find_member(*node, key.view())) {
+        node = *found;
       } else {
-        node = &*found;
+        Node* made = make(last && leaf_is_array ? Node::Kind::Array : Node::Kind::Object);
+        put_member(*node, key.view(), made);
+        node = made;
+        created_.emplace(arena_.keep(pointer.prefix(i + 1)), node);
       }
     }
     place.created = node;
@@ -159,27 +283,48 @@ JsonPatchBuilder::Place JsonPatchBuilder::find_container(const Pointer& pointer,
 }
 
 void JsonPatchBuilder::remember(const JsonPointer& pointer, JsonElement element) {
-  remembered_text_.assign(pointer.to_string());  // reuses its buffer
+  remembered_text_.assign(pointer.text());  // reuses its buffer
   remembered_ = element;
   remembered_tokens_ = static_cast<std::size_t>(std::count(remembered_text_.begin(), remembered_text_.end(), '/'));
 }
 
-PatchChange JsonPatchBuilder::set_member(const JsonPointer& map, const std::string& key, json value,
+namespace {
+
+bool equal_value(JsonElement element, std::string_view text) {
+  auto held = string_of(element);
+  return held && *held == text;
+}
+bool equal_value(JsonElement element, const json& value) { return equals(element, value); }
+
+}  // namespace
+
+PatchChange JsonPatchBuilder::set_member(const JsonPointer& map, std::string_view key, std::string_view value,
                                          bool overwrite) {
-  const Pointer pointer(map.to_string());
+  return set_member_value<std::string_view>(map, key, value, overwrite);
+}
+
+PatchChange JsonPatchBuilder::set_member(const JsonPointer& map, std::string_view key, const json& value, bool overwrite) {
+  return set_member_value<const json&>(map, key, value, overwrite);
+}
+
+template <typename Value>
+PatchChange JsonPatchBuilder::set_member_value(const JsonPointer& map, std::string_view key, Value value,
+                                               bool overwrite) {
+  const Pointer pointer(map.text());
   Place place = find_container(pointer, /*leaf_is_array=*/false);
   if (place.blocked) return PatchChange::Blocked;
   if (place.created != nullptr) {
-    json& container = *place.created;
-    if (!container.is_object()) return blocked(std::string(pointer.text) + " is not an object");
-    auto found = container.find(key);
-    if (found == container.end()) {
-      container[key] = std::move(value);
+    Node& container = *place.created;
+    if (container.kind != Node::Kind::Object) return blocked(std::string(pointer.text) + " is not an object");
+    Node** found = find_member(container, key);
+    if (found == nullptr) {
+      put_member(container, key, node_for(value));
+      text_size_hint_ += key.size() + value_size_hint(value) + 4;
       return PatchChange::Added;
     }
-    if (*found == value) return PatchChange::Unchanged;
+    if (same(**found, value)) return PatchChange::Unchanged;
     if (!overwrite) return PatchChange::Kept;
-    *found = std::move(value);
+    *found = node_for(value);
     return PatchChange::Replaced;
   }
   if (place.original) {
@@ -188,78 +333,84 @@ PatchChange JsonPatchBuilder::set_member(const JsonPointer& map, const std::stri
       return blocked(std::string(pointer.text) + " is " + described(container) + ", not an object");
     }
     // The operation's path, in a buffer kept across calls: copied only when an operation is added.
-    std::string& path = path_buffer_;
+    std::pmr::string& path = path_buffer_;
     path.assign(pointer.text).append("/");
     append_escaped_pointer_token(path, key);
     if (auto again = added_.find(path); again != added_.end()) {
-      if (*again->second == value) return PatchChange::Unchanged;
+      Operation& op = operations_[again->second];
+      if (same(*op.value, value)) return PatchChange::Unchanged;
       if (!overwrite) return PatchChange::Kept;
-      *again->second = std::move(value);
+      op.value = node_for(value);
       return PatchChange::Replaced;
     }
     auto found = member(container, key);
     PatchChange change = PatchChange::Added;
     if (found) {
-      if (equals(*found, value)) return PatchChange::Unchanged;
+      if (equal_value(*found, value)) return PatchChange::Unchanged;
       if (!overwrite) return PatchChange::Kept;
       change = PatchChange::Replaced;  // "add" on an existing member replaces it (RFC 6902 4.1)
     }
-    operations_.push_back({path, std::move(value)});
-    added_.emplace(operations_.back().path, &operations_.back().value);  // a deque: neither moves again
+    add_operation(path, node_for(value));
+    text_size_hint_ += value_size_hint(value);
+    added_.emplace(operations_.back().path, operations_.size() - 1);
     return change;
   }
   // Missing from tokens[missing_from] on: one add creates the first missing map with everything below.
-  json leaf = json::object();
-  leaf[key] = std::move(value);
-  add_created(pointer, place.missing_from, std::move(leaf));
+  Node* leaf = make(Node::Kind::Object);
+  put_member(*leaf, key, node_for(value));
+  text_size_hint_ += key.size() + value_size_hint(value) + 4;
+  add_created(pointer, place.missing_from, leaf);
   return PatchChange::Added;
 }
 
-void JsonPatchBuilder::add_created(const Pointer& pointer, std::size_t missing_from, json leaf) {
+void JsonPatchBuilder::add_created(const Pointer& pointer, std::size_t missing_from, Node* leaf) {
   const auto& tokens = pointer.tokens;
-  json created = std::move(leaf);
+  // Every container the add creates is remembered, so later changes beneath it fold into this one add.
+  created_.emplace(arena_.keep(pointer.prefix(tokens.size())), leaf);
+  Node* created = leaf;
   for (std::size_t i = tokens.size() - 1; i > missing_from; --i) {
-    // Built member by member: nlohmann's initializer lists copy their elements, a deep copy per level.
-    json parent = json::object();
-    parent[TokenKey(tokens[i]).str()] = std::move(created);
-    created = std::move(parent);
+    Node* parent = make(Node::Kind::Object);
+    TokenKey key(tokens[i]);
+    put_member(*parent, key.view(), created);
+    text_size_hint_ += key.view().size() + 4;
+    created = parent;
+    created_.emplace(arena_.keep(pointer.prefix(i)), created);
   }
-  operations_.push_back({std::string(pointer.prefix(missing_from + 1)), std::move(created)});
-  // Remember every container the add creates, so later changes beneath it fold into this one add.
-  json* node = &operations_.back().value;
-  created_.emplace(std::string(pointer.prefix(missing_from + 1)), node);
-  for (std::size_t i = missing_from + 1; i < tokens.size(); ++i) {
-    node = &(*node)[TokenKey(tokens[i]).str()];
-    created_.emplace(std::string(pointer.prefix(i + 1)), node);
-  }
+  add_operation(pointer.prefix(missing_from + 1), created);
 }
 
 PatchChange JsonPatchBuilder::append_unique(const JsonPointer& array, const json& value) {
-  const Pointer pointer(array.to_string());
+  const Pointer pointer(array.text());
   if (pointer.tokens.empty()) return blocked("cannot append to the document itself");
   Place place = find_container(pointer, /*leaf_is_array=*/true);
   if (place.blocked) return PatchChange::Blocked;
   if (place.created != nullptr) {
-    json& container = *place.created;
-    if (!container.is_array()) return blocked(std::string(pointer.text) + " is not a list");
-    if (std::find(container.begin(), container.end(), value) != container.end()) return PatchChange::Unchanged;
-    container.push_back(value);
+    Node& container = *place.created;
+    if (container.kind != Node::Kind::Array) return blocked(std::string(pointer.text) + " is not a list");
+    for (const Node* item : container.items) {
+      if (same(*item, value)) return PatchChange::Unchanged;
+    }
+    container.items.push_back(node_of(value));
+    text_size_hint_ += 64;
     return PatchChange::Added;
   }
   if (place.original) {
     JsonElement container = *place.original;
     if (!container.is_array()) return blocked(std::string(pointer.text) + " is " + described(container) + ", not a list");
     if (contains_equal(container, value)) return PatchChange::Unchanged;
-    std::string path = std::string(pointer.text) + "/-";
+    std::pmr::string& path = path_buffer_;
+    path.assign(pointer.text).append("/-");
     for (const auto& op : operations_) {
-      if (op.path == path && op.value == value) return PatchChange::Unchanged;
+      if (op.path == path && op.value != nullptr && same(*op.value, value)) return PatchChange::Unchanged;
     }
-    operations_.push_back({std::move(path), value});
+    add_operation(path, node_of(value));
+    text_size_hint_ += 64;
     return PatchChange::Added;
   }
-  json list = json::array();
-  list.push_back(value);  // one copy (an initializer list would make two)
-  add_created(pointer, place.missing_from, std::move(list));
+  Node* list = make(Node::Kind::Array);
+  list->items.push_back(node_of(value));
+  text_size_hint_ += 64;
+  add_created(pointer, place.missing_from, list);
   return PatchChange::Added;
 }
 
@@ -267,7 +418,7 @@ PatchChange JsonPatchBuilder::append_all_unique(const JsonPointer& array, const 
   if (!values.is_array() || values.empty()) return PatchChange::Unchanged;
   // Borrowed whole only where appending one by one would add every element as it is: the list and
   // nothing else missing, and no element equal to another.
-  const Pointer pointer(array.to_string());
+  const Pointer pointer(array.text());
   bool distinct = true;
   for (std::size_t i = 0; i < values.size() && distinct; ++i) {
     for (std::size_t j = i + 1; j < values.size() && distinct; ++j) distinct = values[i] != values[j];
@@ -276,7 +427,8 @@ PatchChange JsonPatchBuilder::append_all_unique(const JsonPointer& array, const 
     Place place = find_container(pointer, /*leaf_is_array=*/true);
     if (place.blocked) return PatchChange::Blocked;
     if (!place.created && !place.original && place.missing_from + 1 == pointer.tokens.size()) {
-      operations_.push_back({std::string(pointer.text), json(), &values});
+      add_operation(pointer.text, nullptr, &values);
+      text_size_hint_ += 64 * values.size();
       ++borrowed_;
       return PatchChange::Added;
     }
@@ -290,21 +442,29 @@ PatchChange JsonPatchBuilder::append_all_unique(const JsonPointer& array, const 
   return result;
 }
 
+void JsonPatchBuilder::write_patch(std::string& out) const {
+  out += '[';
+  for (std::size_t i = 0; i < operations_.size(); ++i) {
+    const Operation& op = operations_[i];
+    out += i == 0 ? R"({"op":"add","path":)" : R"(,{"op":"add","path":)";
+    append_json_string(out, op.path);
+    out += R"(,"value":)";
+    if (op.borrowed != nullptr) {
+      append_json(out, *op.borrowed);
+    } else {
+      write(out, *op.value);
+    }
+    out += '}';
+  }
+  out += ']';
+}
+
 JsonPatch JsonPatchBuilder::patch() const {
   JsonPatch patch;
   patch.operations = operations_.size();
   patch.text.clear();
-  patch.text.reserve(2 + operations_.size() * 128);
-  patch.text += '[';
-  for (const auto& op : operations_) {
-    if (patch.text.size() > 1) patch.text += ',';
-    patch.text += R"({"op":"add","path":)";
-    append_json_string(patch.text, op.path);
-    patch.text += R"(,"value":)";
-    append_json(patch.text, op.borrowed != nullptr ? *op.borrowed : op.value);
-    patch.text += '}';
-  }
-  patch.text += ']';
+  patch.text.reserve(text_size_hint_);
+  write_patch(patch.text);
   return patch;
 }
 

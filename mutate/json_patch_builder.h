@@ -3,20 +3,26 @@
 // Builds an RFC 6902 JSON Patch of `add` operations at exact places of an object, never by pasting
 // strings. A missing map (and its missing parents) is created by a single `add`; later changes under a
 // map this patch creates are folded into that one operation.
+//
+// What the patch will write (its paths, and the values, maps and lists it creates) lives in a
+// per-request arena (json/request_arena.h) as a small tree of its own, not as nlohmann::json: a string
+// value of a json costs two allocations, a map one per member. patch() writes the tree as the JSON text
+// nlohmann::json would write for it, byte for byte (members in key order).
 
-#include <deque>
+#include <forward_list>
 #include <map>
-#include <string>
-#include <vector>
-
 #include <memory>
+#include <memory_resource>
 #include <optional>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include <boost/container/small_vector.hpp>
 #include <nlohmann/json.hpp>
 
 #include "json/json_document.h"
+#include "json/request_arena.h"
 #include "mutate/json_patch.h"
 
 namespace karta {
@@ -32,12 +38,23 @@ enum class PatchChange {
 class JsonPatchBuilder {
  public:
   // `original` must outlive the builder.
-  explicit JsonPatchBuilder(JsonElement original) : original_(original) {}
+  explicit JsonPatchBuilder(JsonElement original);
   // Keeps its own read-only copy of `original` (tests and offline commands).
   explicit JsonPatchBuilder(const json& original);
+  ~JsonPatchBuilder();
+  JsonPatchBuilder(const JsonPatchBuilder&) = delete;
+  JsonPatchBuilder& operator=(const JsonPatchBuilder&) = delete;
 
-  // Sets member `key` of the object at `map` to `value`.
-  PatchChange set_member(const JsonPointer& map, const std::string& key, json value, bool overwrite);
+  // Sets member `key` of the object at `map` to the string `value` (copied into the patch).
+  PatchChange set_member(const JsonPointer& map, std::string_view key, std::string_view value, bool overwrite);
+  PatchChange set_member(const JsonPointer& map, std::string_view key, const char* value, bool overwrite) {
+    return set_member(map, key, std::string_view(value), overwrite);
+  }
+  PatchChange set_member(const JsonPointer& map, std::string_view key, const std::string& value, bool overwrite) {
+    return set_member(map, key, std::string_view(value), overwrite);
+  }
+  // The same with any JSON value.
+  PatchChange set_member(const JsonPointer& map, std::string_view key, const json& value, bool overwrite);
 
   // Appends `value` to the array at `array` unless an equal element is already there.
   PatchChange append_unique(const JsonPointer& array, const json& value);
@@ -51,7 +68,8 @@ class JsonPatchBuilder {
   // containers under it are then looked up from there, not from the root. One is remembered at a time.
   void remember(const JsonPointer& pointer, JsonElement element);
 
-  // The patch, its operations in the order they were made, written as JSON text.
+  // The patch, its operations in the order they were made, written as JSON text (once: sized from what
+  // the operations hold, then written straight from them).
   JsonPatch patch() const;
   // The same as a json array (tests).
   json operations() const { return patch().value(); }
@@ -60,11 +78,41 @@ class JsonPatchBuilder {
   const std::string& blocked_reason() const { return blocked_reason_; }
 
  private:
-  struct Operation {
-    std::string path;
-    json value;
-    const json* borrowed = nullptr;  // when set, the value written instead of `value`
+  // A value the patch writes, in the arena. Strings are kept unescaped; numbers, booleans and null as
+  // the json given (owned by the builder).
+  struct Node {
+    enum class Kind { String, Object, Array, Scalar };
+    explicit Node(Kind k, std::pmr::memory_resource* arena) : kind(k), members(arena), items(arena) {}
+    Kind kind;
+    std::string_view text;                                         // String
+    std::pmr::vector<std::pair<std::string_view, Node*>> members;  // Object, in key order
+    std::pmr::vector<Node*> items;                                 // Array
+    const json* scalar = nullptr;                                  // Scalar
   };
+  struct Operation {
+    std::string_view path;           // escaped, in the arena
+    Node* value = nullptr;           // in the arena,
+    const json* borrowed = nullptr;  // or, when set, this value of the caller's, written as it is
+  };
+
+  Node* make(Node::Kind kind) { return new (arena_.resource()->allocate(sizeof(Node), alignof(Node))) Node(kind, arena_.resource()); }
+  Node* string_node(std::string_view text);
+  Node* node_of(const json& value);  // a deep copy into the arena
+  static bool same(const Node& node, const json& value);
+  static bool same(const Node& node, std::string_view text) { return node.kind == Node::Kind::String && node.text == text; }
+  static Node** find_member(Node& object, std::string_view key);
+  void put_member(Node& object, std::string_view key, Node* value);  // adds or replaces
+  static void write(std::string& out, const Node& node);
+  void write_patch(std::string& out) const;
+  // set_member for a value given either way: Value is std::string_view or const json&.
+  template <typename Value>
+  PatchChange set_member_value(const JsonPointer& map, std::string_view key, Value value, bool overwrite);
+  Node* node_for(std::string_view text) { return string_node(text); }
+  Node* node_for(const json& value) { return node_of(value); }
+  std::size_t value_size_hint(std::string_view text) const { return text.size() + 2; }
+  std::size_t value_size_hint(const json&) const { return 64; }
+  void add_operation(std::string_view path, Node* value, const json* borrowed = nullptr);
+
   // A borrowed list is copied into its operation before anything is added under it.
   void own_borrowed_under(std::string_view pointer);
 
@@ -81,26 +129,31 @@ class JsonPatchBuilder {
   // Where a container is: in the original object, inside a value this patch creates, or nowhere yet.
   struct Place {
     std::optional<JsonElement> original;  // found in the original object
-    json* created = nullptr;              // found (or made) inside a created value
+    Node* created = nullptr;              // found (or made) inside a created value
     std::size_t missing_from = 0;         // otherwise: tokens from this index on are absent from the original
     bool blocked = false;
   };
   Place find_container(const Pointer& pointer, bool leaf_is_array);
   // One add creating tokens[missing_from..] with `leaf` at the end (a map holding the key, or a list).
-  void add_created(const Pointer& pointer, std::size_t missing_from, json leaf);
+  void add_created(const Pointer& pointer, std::size_t missing_from, Node* leaf);
   PatchChange blocked(std::string reason);
 
+  RequestArena arena_;
   std::shared_ptr<const JsonDocument> owned_;  // when built from a json
   JsonElement original_;
-  std::deque<Operation> operations_;      // deque: references into values stay valid as it grows
-  std::map<std::string, json*, std::less<>> created_;  // pointer -> container created by this patch
-  std::map<std::string_view, json*> added_;  // operation path (its text, in operations_) -> its value
+  std::pmr::vector<Operation> operations_;
+  // Containers created by this patch, by pointer; operations on members of the original's maps, by path
+  // (their index in operations_).
+  std::pmr::map<std::string_view, Node*> created_;
+  std::pmr::map<std::string_view, std::size_t> added_;
+  std::forward_list<json> scalars_;  // the numbers, booleans and nulls given as json (not on the admission path)
   std::string blocked_reason_;
   std::size_t borrowed_ = 0;               // operations holding a borrowed value
-  std::string path_buffer_;                // set_member's operation path, before it is kept
-  std::string last_found_text_;            // the pointer last found in original_,
+  std::size_t text_size_hint_ = 2;         // about the length of the patch text
+  std::pmr::string path_buffer_;           // set_member's operation path, before it is kept
+  std::pmr::string last_found_text_;       // the pointer last found in original_,
   std::optional<JsonElement> last_found_;  // and what it found
-  std::string remembered_text_;            // remember(): the pointer,
+  std::pmr::string remembered_text_;       // remember(): the pointer,
   std::optional<JsonElement> remembered_;  // what it reaches,
   std::size_t remembered_tokens_ = 0;      // and its number of tokens
 };

@@ -29,8 +29,8 @@ class Mutator {
  public:
   Mutator(JsonElement object, MutationOutcome& outcome) : patch_(object), outcome_(outcome) {}
 
-  void set(const JsonPointer& map, const std::string& key, json value, bool overwrite, Where where) {
-    if (patch_.set_member(map, key, std::move(value), overwrite) == PatchChange::Blocked) block(where);
+  void set(const JsonPointer& map, std::string_view key, std::string_view value, bool overwrite, Where where) {
+    if (patch_.set_member(map, key, value, overwrite) == PatchChange::Blocked) block(where);
   }
 
   // `values` (an array) must outlive the mutator: the patch may hold it rather than a copy.
@@ -78,7 +78,7 @@ bool same_at(JsonElement object, JsonElement old_object, const JsonPointer& poin
 bool unchanged(JsonElement object, JsonElement old_object, const PodTemplateLocation& t) {
   if (!same_at(object, old_object, t.location)) return false;
   auto same_outside_template = [&](const JsonPointer& pointer) {
-    return at_or_under(pointer.to_string(), t.location.to_string()) || same_at(object, old_object, pointer);
+    return at_or_under(pointer.text(), t.location.text()) || same_at(object, old_object, pointer);
   };
   for (const auto* pointer : {&t.labels, &t.annotations}) {
     if (*pointer && !same_outside_template(pointer->value().parent_pointer())) return false;
