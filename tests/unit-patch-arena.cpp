@@ -10,6 +10,8 @@
 #include "json/request_arena.h"
 #include "mutate/json_patch_builder.h"
 
+namespace unit_patch_arena {  // this file's names, apart from other tests' in a unity build
+
 using karta::json;
 using karta::JsonPatch;
 using karta::JsonPatchBuilder;
@@ -91,3 +93,5 @@ TEST_CASE("two builders alive at once on one thread, and one after them, each gi
   third.set_member(JsonPointer("/spec/b/metadata/labels"), "z", "3", false);
   CHECK(third.patch() == JsonPatch{R"([{"op":"add","path":"/spec/b/metadata","value":{"labels":{"z":"3"}}}])", 1});
 }
+
+}  // namespace unit_patch_arena
