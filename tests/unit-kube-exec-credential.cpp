@@ -104,18 +104,8 @@ struct ExecCluster {
   }
 };
 
-struct Run {
-  int code;
-  std::string out, err;
-};
-
-Run run(std::vector<std::string> args) {
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  std::ostringstream out, err;
-  int code = karta::run_command_line(static_cast<int>(argv.size()), argv.data(), out, err);
-  return {code, out.str(), err.str()};
-}
+using Run = karta::test::CliRun;
+Run run(std::vector<std::string> args) { return karta::test::run_cli(std::move(args)); }
 
 std::string error_of(const std::function<void()>& action) {
   try {

@@ -145,10 +145,7 @@ struct Cluster {
   }
 };
 
-struct Run {
-  int code;
-  std::string out, err;
-};
+using Run = karta::test::CliRun;
 
 Run inspect(const karta::LiveOptions& options) {
   std::ostringstream out, err;
@@ -445,13 +442,7 @@ TEST_CASE("404 and 403 answers give a message naming the resource and namespace,
 TEST_CASE("the command line: inspect KIND/NAME with --kubeconfig and -n, and list") {
   Cluster cluster({demo_jobset()}, demo_jobs(), demo_pods());
   std::string config = cluster.kubeconfig.string();
-  auto run = [](std::vector<std::string> args) {
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    std::ostringstream out, err;
-    int code = karta::run_command_line(static_cast<int>(argv.size()), argv.data(), out, err);
-    return Run{code, out.str(), err.str()};
-  };
+  auto run = karta::test::run_cli;
   Run described = run({"karta-webhook", "inspect", "jobset/demo", "-n", "research", "--kubeconfig", config});
   CHECK(described.code == 0);
   // The age is now's: everything after the header is the seed's.

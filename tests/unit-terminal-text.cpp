@@ -28,18 +28,9 @@ const std::string kTitle = "\x1b]0;pwned\x07";  // OSC 0: sets the window title,
 const std::string kClear = "\x1b[2J";           // CSI 2 J: clears the screen
 const std::string kCsi8 = "\xc2\x9b";           // U+009B, the 8-bit CSI, as UTF-8
 
-struct Run {
-  int code;
-  std::string out, err;
-};
-
-Run karta_webhook(std::vector<std::string> args) {
+karta::test::CliRun karta_webhook(std::vector<std::string> args) {
   args.insert(args.begin(), "karta-webhook");
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  std::ostringstream out, err;
-  int code = karta::run_command_line(static_cast<int>(argv.size()), argv.data(), out, err);
-  return {code, out.str(), err.str()};
+  return karta::test::run_cli(std::move(args));
 }
 
 }  // namespace
@@ -142,7 +133,7 @@ labelPolicy:
 )");
   const std::string policy = (dir.path / "policy.yaml").string();
 
-  Run inspected = karta_webhook({"inspect", "-f", manifest});
+  auto inspected = karta_webhook({"inspect", "-f", manifest});
   CHECK(inspected.code == 0);
   CHECK(inspected.err == "");
   CHECK(inspected.out == R"(JobSet research/demo\u009b (jobset.x-k8s.io/v1alpha2)  state: Running
@@ -160,7 +151,7 @@ total                              3                  12   0    0
 )");
   CHECK(test::terminal_controls(inspected.out) == "");
 
-  Run inspected_json = karta_webhook({"inspect", "-f", manifest, "--output", "json"});
+  auto inspected_json = karta_webhook({"inspect", "-f", manifest, "--output", "json"});
   CHECK(inspected_json.code == 0);
   json report = json::parse(inspected_json.out).at(0);
   CHECK(report["name"] == "demo" + kCsi8);
@@ -169,7 +160,7 @@ total                              3                  12   0    0
   CHECK(report["conditions"] == json{{{"type", "Suspended"}, {"status", "False"}, {"reason", kClear + "Resumed"},
                                       {"message", "resumed by " + kCsi8 + "31m" + kTitle}}});
 
-  Run audited = karta_webhook({"audit", "-f", manifest, "--policy", policy});
+  auto audited = karta_webhook({"audit", "-f", manifest, "--policy", policy});
   CHECK(audited.code == 1);  // enforce, and the team label violates it
   CHECK(audited.err == "");
   CHECK(audited.out == "audit of files " + manifest + " (label policy: enforce)\n" + R"(
@@ -187,7 +178,7 @@ total                                        1          0        1          1   
 )");
   CHECK(test::terminal_controls(audited.out) == "");
 
-  Run audited_json = karta_webhook({"audit", "-f", manifest, "--policy", policy, "--output", "json"});
+  auto audited_json = karta_webhook({"audit", "-f", manifest, "--policy", policy, "--output", "json"});
   CHECK(audited_json.code == 1);
   json workload = json::parse(audited_json.out)["workloads"].at(0);
   CHECK(workload["name"] == "demo" + kCsi8);

@@ -5,9 +5,12 @@
 #include <cstdlib>
 #include <fstream>
 #include <random>
+#include <sstream>
 
 #include <doctest/doctest.h>
 #include <openssl/evp.h>
+
+#include "cli/commands.h"
 
 namespace karta::test {
 
@@ -46,6 +49,14 @@ TempDir::TempDir() {
 TempDir::~TempDir() {
   std::error_code ec;
   fs::remove_all(path, ec);
+}
+
+CliRun run_cli(std::vector<std::string> args) {
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  std::ostringstream out, err;
+  int code = karta::run_command_line(static_cast<int>(argv.size()), argv.data(), out, err);
+  return {code, out.str(), err.str()};
 }
 
 std::string run_command(const std::string& command, int* exit_code) {

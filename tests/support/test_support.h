@@ -59,6 +59,14 @@ json decoded_patch(const json& review);
 
 std::string run_command(const std::string& command, int* exit_code = nullptr);
 
+// The command line run in this process, as `karta-webhook ARGS...` would run (args[0] is the program's
+// name): its exit code and what it printed on each stream.
+struct CliRun {
+  int code;
+  std::string out, err;
+};
+CliRun run_cli(std::vector<std::string> args);
+
 struct TempDir {
   TempDir();
   ~TempDir();
