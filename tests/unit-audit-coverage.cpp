@@ -20,13 +20,6 @@ namespace kube = karta::kube;
 
 namespace {
 
-const test::FakeResource kCrds{.group = "apiextensions.k8s.io",
-                               .version = "v1",
-                               .kind = "CustomResourceDefinition",
-                               .plural = "customresourcedefinitions",
-                               .singular = "customresourcedefinition",
-                               .namespaced = false};
-
 json data(const std::string& path) { return test::document(test::source_dir() / "tests/data" / path); }
 
 // Gizmo (pods, no definition), Trainer (pods, the cluster's Karta), Widget (no pods), JobSet (pods, the
@@ -72,7 +65,7 @@ std::shared_ptr<karta::AdmissionState> builtin_state() {
 TEST_CASE("audit --kubeconfig lists the served CRD with pods and no definition, in text and in --output json") {
   test::TempDir dir;
   test::FakeApiServer server(dir.path, {data("trainer-karta.yaml")});
-  server.serve(kCrds, crds());
+  server.serve(test::crd_resource(), crds());
   test::write_text(dir.path / "config", server.kubeconfig("default"));
   const std::string command = test::binary_path().string() + " audit --kubeconfig " + (dir.path / "config").string();
   int code = -1;
@@ -90,7 +83,7 @@ TEST_CASE("a Karta the audit does not load covers nothing: its kind is listed as
       ".spec.wroker.template";
   test::TempDir dir;
   test::FakeApiServer server(dir.path, {misspelt});
-  server.serve(kCrds, crds());
+  server.serve(test::crd_resource(), crds());
   kube::ApiClient client(server.connection());
   auto state = builtin_state();  // definitionPolicy enforce: a Karta with a fault is not loaded
   json report = karta::audit_cluster(client, *state, {.namespace_name = "", .page_size = 50, .progress = {}}).to_json();
@@ -109,7 +102,7 @@ TEST_CASE("a Karta the audit does not load covers nothing: its kind is listed as
 TEST_CASE("coverage reads CRDs listed without apiVersion and kind, as the API server lists them") {
   test::TempDir dir;
   test::FakeApiServer server(dir.path, {data("trainer-karta.yaml")}, {.list_items_without_type = true});
-  server.serve(kCrds, crds());
+  server.serve(test::crd_resource(), crds());
   kube::ApiClient client(server.connection());
   auto state = builtin_state();
   json report = karta::audit_cluster(client, *state, {.namespace_name = "", .page_size = 1, .progress = {}}).to_json();

@@ -512,9 +512,6 @@ namespace {
 
 json trainer_crd() { return test::document(test::source_dir() / "tests/data/trainer-crd.yaml"); }
 
-const test::FakeResource kCrds{.group = "apiextensions.k8s.io", .version = "v1", .kind = "CustomResourceDefinition",
-                               .plural = "customresourcedefinitions", .singular = "customresourcedefinition",
-                               .namespaced = false};
 const test::FakeResource kTrainers{.group = "acme.example.com", .version = "v1", .kind = "Trainer",
                                    .plural = "trainers", .singular = "trainer"};
 
@@ -541,7 +538,7 @@ TEST_CASE("audit reads the cluster's Kartas as serve does: a kind only a cluster
   auto state = state_with("enforce");
   test::TempDir dir;
   test::FakeApiServer server(dir.path, {trainer_karta()});
-  server.serve(kCrds, {trainer_crd()});
+  server.serve(test::crd_resource(), {trainer_crd()});
   server.serve(kTrainers, {trainer("t1")});
   kube::ApiClient client(server.connection());
   karta::AuditReport report = karta::audit_cluster(client, *state, {.namespace_name = "", .page_size = 50, .progress = {}});
@@ -579,7 +576,7 @@ TEST_CASE("audit reports each cluster Karta's faults, checked against the cluste
       {"componentInstanceSelector", {{"idPath", ".metadata.name"}}}};
   test::TempDir dir;
   test::FakeApiServer server(dir.path, {misspelt_trainer_karta(), unsafe});
-  server.serve(kCrds, {trainer_crd()});
+  server.serve(test::crd_resource(), {trainer_crd()});
   server.serve(kTrainers, {trainer("t1")});
   kube::ApiClient client(server.connection());
   karta::AuditReport report = karta::audit_cluster(client, *state, {.namespace_name = "", .page_size = 50, .progress = {}});

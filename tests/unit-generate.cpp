@@ -23,13 +23,6 @@ std::string expected(const std::string& name) {
 }
 json crd_file(const std::string& path) { return test::document(test::source_dir() / path); }
 
-const test::FakeResource kCrds{.group = "apiextensions.k8s.io",
-                               .version = "v1",
-                               .kind = "CustomResourceDefinition",
-                               .plural = "customresourcedefinitions",
-                               .singular = "customresourcedefinition",
-                               .namespaced = false};
-
 }  // namespace
 
 TEST_CASE("generate drafts the whole Karta of a CRD: map of replica specs, lists keyed by name, inline pod fields") {
@@ -106,7 +99,7 @@ TEST_CASE(
     "karta-webhook generate NAME --kubeconfig drafts the CRD the local API server serves, and names one it does not") {
   test::TempDir dir;
   test::FakeApiServer server(dir.path, {});
-  server.serve(kCrds,
+  server.serve(test::crd_resource(),
                {crd_file("tests/data/generate/gizmo-crd.yaml"), crd_file("tests/data/generate/widget-crd.yaml")});
   test::write_text(dir.path / "config", server.kubeconfig("default"));
   const std::string command =

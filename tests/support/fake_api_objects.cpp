@@ -42,6 +42,15 @@ std::vector<std::string> path_segments(const std::string& path) {
 std::string FakeResource::api_version() const { return group.empty() ? version : group + "/" + version; }
 std::string FakeResource::group_resource() const { return group.empty() ? plural : plural + "." + group; }
 
+FakeResource crd_resource() {
+  return {.group = "apiextensions.k8s.io",
+          .version = "v1",
+          .kind = "CustomResourceDefinition",
+          .plural = "customresourcedefinitions",
+          .singular = "customresourcedefinition",
+          .namespaced = false};
+}
+
 std::string read_text(const fs::path& file) {
   std::ifstream in(file, std::ios::binary);
   REQUIRE_MESSAGE(in, file.string() << " cannot be read");

@@ -95,6 +95,10 @@ struct FakeResource {
   std::string group_resource() const;  // "pods", "jobsets.jobset.x-k8s.io"
 };
 
+// The API server's own CustomResourceDefinitions (apiextensions.k8s.io/v1, cluster-scoped), for tests that
+// serve CRDs to `audit` and `generate`.
+FakeResource crd_resource();
+
 // The API server, on 127.0.0.1, over HTTPS with certificates of its own. It always serves the
 // cluster-scoped run.ai/v1alpha1 kartas, with the objects given to the constructor; serve() adds others.
 // It keeps the objects, a resourceVersion that grows with every write, and the kartas' events since the
