@@ -23,6 +23,7 @@
 #include <boost/beast/ssl.hpp>
 
 #include "kube/api_path.h"
+#include "kube/json_fields.h"
 #include "kube/server_name_check.h"
 
 namespace karta::kube {
@@ -34,10 +35,6 @@ using tcp = net::ip::tcp;
 
 namespace {
 
-std::string string_member(const json& object, const char* key) {
-  auto found = object.find(key);
-  return found != object.end() && found->is_string() ? found->get<std::string>() : "";
-}
 
 // A body that is not a Status is quoted in messages, but an HTML error page can be long.
 std::string shortened(std::string text, std::size_t limit = 300) {
@@ -45,8 +42,6 @@ std::string shortened(std::string text, std::size_t limit = 300) {
   if (text.size() > limit) text = text.substr(0, limit) + "...";
   return text;
 }
-
-std::string bracketed(const std::string& host) { return host.find(':') != std::string::npos ? "[" + host + "]" : host; }
 
 std::string milliseconds_text(std::chrono::milliseconds duration) { return std::to_string(duration.count()) + " ms"; }
 
@@ -63,9 +58,9 @@ ApiError ApiError::from_answer(const std::string& request, int status, const std
   std::string reason;
   std::string message;
   json parsed = json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (parsed.is_object() && string_member(parsed, "kind") == "Status") {
-    reason = string_member(parsed, "reason");
-    message = string_member(parsed, "message");
+  if (parsed.is_object() && string_at(parsed, "kind") == "Status") {
+    reason = string_at(parsed, "reason");
+    message = string_at(parsed, "message");
   } else {
     message = shortened(body);
   }
@@ -80,8 +75,8 @@ ApiError ApiError::from_status(const std::string& request, const json& status) {
     auto found = status.find("code");
     if (found != status.end() && found->is_number_integer()) code = found->get<int>();
   }
-  std::string reason = status.is_object() ? string_member(status, "reason") : "";
-  std::string message = status.is_object() ? string_member(status, "message") : "";
+  std::string reason = status.is_object() ? string_at(status, "reason") : "";
+  std::string message = status.is_object() ? string_at(status, "message") : "";
   std::string what = request + " sent an ERROR event with code " + std::to_string(code);
   if (!message.empty()) what += ": " + message;
   return ApiError(what, code, std::move(reason), std::move(message));
@@ -171,7 +166,7 @@ struct ApiClient::Impl {
                    0, "", fault);
   }
 
-  std::string address() const { return bracketed(connection.host) + ":" + std::to_string(connection.port); }
+  std::string address() const { return authority_host(connection.host) + ":" + std::to_string(connection.port); }
 
   // Starts an operation with start(done) and runs io until it has completed. Throws when cancelled.
   template <class Start>
@@ -353,7 +348,7 @@ struct ApiClient::Impl {
   http::request<http::empty_body> make_request(const std::string& path_and_query,
                                                const std::optional<ExecCredential>& credential) const {
     http::request<http::empty_body> request{http::verb::get, connection.base_path + path_and_query, 11};
-    std::string host = bracketed(connection.host);
+    std::string host = authority_host(connection.host);
     if (connection.port != 443) host += ":" + std::to_string(connection.port);
     request.set(http::field::host, host);
     request.set(http::field::user_agent, options.user_agent);

@@ -17,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kube/json_fields.h"
 #include "kube/kube_connection.h"
 
 extern char** environ;
@@ -75,10 +76,6 @@ std::string request_json(const ExecConfig& config, bool interactive) {
   return "{\"kind\":\"ExecCredential\",\"apiVersion\":" + json(config.api_version).dump() + ",\"spec\":{" + spec + "}}";
 }
 
-std::string string_member(const json& object, const char* key) {
-  auto found = object.find(key);
-  return found != object.end() && found->is_string() ? found->get<std::string>() : "";
-}
 
 }  // namespace
 
@@ -241,27 +238,27 @@ ExecCredential run_exec_plugin(const ExecConfig& config) {
     std::string start = output.substr(0, 200);
     fail(named + " printed no ExecCredential JSON on stdout (it printed \"" + start + "\")");
   }
-  std::string api_version = string_member(answer, "apiVersion");
+  std::string api_version = string_at(answer, "apiVersion");
   if (api_version != config.api_version) {
     fail(named + " answered with apiVersion \"" + api_version + "\"; the kubeconfig asks for \"" + config.api_version +
          "\"");
   }
-  if (string_member(answer, "kind") != "ExecCredential") {
-    fail(named + " answered with kind \"" + string_member(answer, "kind") + "\", not ExecCredential");
+  if (string_at(answer, "kind") != "ExecCredential") {
+    fail(named + " answered with kind \"" + string_at(answer, "kind") + "\", not ExecCredential");
   }
   auto status_node = answer.find("status");
   if (status_node == answer.end() || !status_node->is_object()) fail(named + " answered without a status");
   ExecCredential credential;
-  credential.token = string_member(*status_node, "token");
-  credential.client_certificate_pem = string_member(*status_node, "clientCertificateData");
-  credential.client_key_pem = string_member(*status_node, "clientKeyData");
+  credential.token = string_at(*status_node, "token");
+  credential.client_certificate_pem = string_at(*status_node, "clientCertificateData");
+  credential.client_key_pem = string_at(*status_node, "clientKeyData");
   if (credential.token.empty() && credential.client_certificate_pem.empty() && credential.client_key_pem.empty()) {
     fail(named + " answered with neither a token nor a client certificate and key");
   }
   if (credential.client_certificate_pem.empty() != credential.client_key_pem.empty()) {
     fail(named + " answered with only one of clientCertificateData and clientKeyData");
   }
-  if (std::string expiry = string_member(*status_node, "expirationTimestamp"); !expiry.empty()) {
+  if (std::string expiry = string_at(*status_node, "expirationTimestamp"); !expiry.empty()) {
     credential.expiry = parse_rfc3339(expiry);
     if (!credential.expiry)
       fail(named + " answered with an expirationTimestamp that is not RFC 3339: \"" + expiry + "\"");

@@ -19,6 +19,8 @@
 #include <nlohmann/json.hpp>
 #include <yaml-cpp/yaml.h>
 
+#include "kube/go_strings.h"
+
 namespace karta::kube {
 namespace {
 
@@ -39,14 +41,6 @@ std::string joined(const std::vector<std::string>& parts, const std::string& sep
   return text;
 }
 
-// Token files end with a newline when written by hand; the kubelet's have none. Neither is part of it.
-std::string trimmed(std::string text) {
-  auto is_space = [](unsigned char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; };
-  while (!text.empty() && is_space(static_cast<unsigned char>(text.back()))) text.pop_back();
-  std::size_t first = 0;
-  while (first < text.size() && is_space(static_cast<unsigned char>(text[first]))) ++first;
-  return text.substr(first);
-}
 
 // Standard base64 as Go decodes kubeconfig []byte fields: line breaks are ignored, padding is required.
 std::optional<std::string> decode_base64(const std::string& text) {
@@ -307,8 +301,6 @@ class MergedKubeconfig {
   std::string names_;
 };
 
-std::string bracketed(const std::string& host) { return host.find(':') != std::string::npos ? "[" + host + "]" : host; }
-
 
 std::optional<ProxyServer> environment_proxy(const std::string& host, unsigned short port) {
   try {
@@ -415,14 +407,15 @@ ExecConfig exec_config(const KubeconfigReader& file, const YAML::Node& exec, con
 std::string KubeConnection::bearer_token() const {
   if (exec) return exec->current().token;
   if (!token_file.empty()) {
-    if (auto contents = read_file(token_file)) return trimmed(*contents);
+    // Token files end with a newline when written by hand; the kubelet's have none. Neither is part of it.
+    if (auto contents = read_file(token_file)) return trim_space(*contents);
     if (token.empty()) throw KubeConfigError(source + ": token file " + token_file.string() + " cannot be read");
   }
   return token;
 }
 
 std::string KubeConnection::server_url() const {
-  return "https://" + bracketed(host) + ":" + std::to_string(port) + base_path;
+  return "https://" + authority_host(host) + ":" + std::to_string(port) + base_path;
 }
 
 KubeconfigFiles kubeconfig_files(const std::string& flag) {
@@ -561,6 +554,10 @@ KubeConnection load_kubeconfig(const KubeconfigFiles& files, std::string context
   return connection;
 }
 
+std::string authority_host(const std::string& host) {
+  return host.find(':') != std::string::npos ? "[" + host + "]" : host;
+}
+
 KubeConnection in_cluster_connection(const ServiceAccountFiles& files) {
   const char* host = std::getenv("KUBERNETES_SERVICE_HOST");
   const char* port = std::getenv("KUBERNETES_SERVICE_PORT");
@@ -593,7 +590,7 @@ KubeConnection in_cluster_connection(const ServiceAccountFiles& files) {
     throw KubeConfigError("service account CA " + files.ca.string() + " holds no PEM certificate");
   }
   connection.ca_pem = std::move(*ca);
-  if (auto name = read_file(files.namespace_file)) connection.default_namespace = trimmed(*name);
+  if (auto name = read_file(files.namespace_file)) connection.default_namespace = trim_space(*name);
   return connection;
 }
 

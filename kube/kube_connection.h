@@ -95,4 +95,7 @@ struct ServiceAccountFiles {
 // the variables are unset (not running in a pod) or the token or CA cannot be read.
 KubeConnection in_cluster_connection(const ServiceAccountFiles& files = {});
 
+// A host as it is written in a URL's authority or a Host header: an IPv6 address in brackets.
+std::string authority_host(const std::string& host);
+
 }  // namespace karta::kube

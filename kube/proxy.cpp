@@ -10,6 +10,8 @@
 
 #include <openssl/evp.h>
 
+#include "kube/go_strings.h"
+
 namespace karta::kube {
 namespace {
 
@@ -19,11 +21,6 @@ std::string lower(std::string text) {
   return text;
 }
 
-std::string trimmed(const std::string& text) {
-  std::size_t first = text.find_first_not_of(" \t");
-  if (first == std::string::npos) return "";
-  return text.substr(first, text.find_last_not_of(" \t") - first + 1);
-}
 
 std::string environment(const char* upper, const char* lower_name) {
   for (const char* name : {upper, lower_name}) {
@@ -165,7 +162,7 @@ ProxyServer parse_proxy_url(const std::string& url) {
 }
 
 bool use_proxy(const std::string& host_in, unsigned short port_number, const std::string& no_proxy) {
-  std::string host = lower(trimmed(host_in));
+  std::string host = lower(trim_space(host_in));
   std::string port = std::to_string(port_number);
   if (host == "localhost") return false;
   auto ip = parse_ip(host);
@@ -173,7 +170,7 @@ bool use_proxy(const std::string& host_in, unsigned short port_number, const std
   std::size_t start = 0;
   while (start <= no_proxy.size()) {
     std::size_t comma = std::min(no_proxy.find(',', start), no_proxy.size());
-    std::string entry = lower(trimmed(no_proxy.substr(start, comma - start)));
+    std::string entry = lower(trim_space(no_proxy.substr(start, comma - start)));
     start = comma + 1;
     if (entry.empty()) continue;
     if (entry == "*") return false;
