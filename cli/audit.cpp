@@ -3,9 +3,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <iostream>
 #include <map>
 #include <sstream>
+#include <string_view>
 
 #include <CLI/CLI.hpp>
 
@@ -139,6 +141,17 @@ int AuditReport::exit_code() const {
 
 namespace {
 
+// A word as a POSIX shell reads it: as is when it is plain, else single-quoted (a ' as '\'').
+std::string shell_word(const std::string& word) {
+  auto plain = [](unsigned char c) {
+    return std::isalnum(c) != 0 || std::string_view("_-./:=@%+,").find(static_cast<char>(c)) != std::string_view::npos;
+  };
+  if (!word.empty() && std::all_of(word.begin(), word.end(), plain)) return word;
+  std::string quoted = "'";
+  for (char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
 // LISTs one collection of definitions or schemas the audit reads before the workloads, by name: Kartas,
 // CustomResourceDefinitions. Noted among the kinds; an error makes the audit incomplete.
 std::map<std::string, json> list_by_name(kube::ApiClient& client, kube::Discovery& discovery, AuditReport& report,
@@ -204,7 +217,10 @@ AuditReport audit_cluster(kube::ApiClient& client, const AdmissionState& base, c
   for (const auto& [name, crd] : crds) crd_objects.push_back(crd);
   json uncovered =
       uncovered_kinds(crd_objects, [&](const GroupVersionKind& kind) { return state.catalog.find(kind) != nullptr; });
-  for (json& kind : uncovered) kind["command"] = "karta-webhook generate " + kind["crd"].get<std::string>();
+  for (json& kind : uncovered) {
+    kind["command"] = "karta-webhook generate " + kind["crd"].get<std::string>() +
+                      (options.cluster_flags.empty() ? "" : " " + options.cluster_flags);
+  }
   report.set_uncovered(std::move(uncovered));
   for (const auto& [group_kind, defined] : kinds_by_group(state.catalog)) {
     // The cluster's preferred version among those defined, else the first it serves.
@@ -367,6 +383,12 @@ AuditReport AuditCommand::audit_connected_cluster(const AdmissionState& state, s
   AuditOptions options;
   options.namespace_name = namespace_name_;
   options.page_size = page_size_;
+  if (in_cluster_) {
+    options.cluster_flags = "--in-cluster";
+  } else {
+    if (!kubeconfig_.empty()) options.cluster_flags = "--kubeconfig " + shell_word(kubeconfig_);
+    if (!context_.empty()) options.cluster_flags += (options.cluster_flags.empty() ? "" : " ") + ("--context " + shell_word(context_));
+  }
   // A progress line, rewritten in place, only for a person watching a terminal.
   bool terminal = isatty(STDERR_FILENO) == 1;
   if (terminal) options.progress = [&](const std::string& line) { err << "\r\033[K" << terminal_text(line) << std::flush; };

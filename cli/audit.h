@@ -34,6 +34,9 @@ struct AuditOptions {
   std::size_t page_size = 500;
   // Called after each LIST page: "JobSet (jobset.x-k8s.io/v1alpha2): 1500 listed, page 3".
   std::function<void(const std::string& line)> progress;
+  // The flags that named the audited cluster, as given ("--kubeconfig F --context C", "--in-cluster"):
+  // each uncovered kind's `generate` command carries them, so it reads the CRD from the same cluster.
+  std::string cluster_flags;
 };
 
 // The report (README.md, "Audit", documents it; scripts rely on it):

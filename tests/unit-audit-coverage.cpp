@@ -67,14 +67,36 @@ TEST_CASE("audit --kubeconfig lists the served CRD with pods and no definition, 
   test::FakeApiServer server(dir.path, {data("trainer-karta.yaml")});
   server.serve(test::crd_resource(), crds());
   test::write_text(dir.path / "config", server.kubeconfig("default"));
-  const std::string command = test::binary_path().string() + " audit --kubeconfig " + (dir.path / "config").string();
+  const std::string config = (dir.path / "config").string();
+  const std::string command = test::binary_path().string() + " audit --kubeconfig " + config;
   int code = -1;
   const json report = json::parse(test::run_command(command + " -o json 2>/dev/null", &code));
   CHECK(code == 0);
-  CHECK(report["uncovered"] == json::array({kGizmo}));
+  // The suggested command reads the CRD from the cluster that was audited.
+  json gizmo = kGizmo;
+  gizmo["command"] = "karta-webhook generate gizmos.acme.example.com --kubeconfig " + config;
+  CHECK(report["uncovered"] == json::array({gizmo}));
   const std::string text = test::run_command(command + " 2>/dev/null", &code);
   CHECK(code == 0);
-  CHECK(coverage_section(text) == kGizmoText);
+  std::string expected = kGizmoText;
+  expected.insert(expected.size() - 1, " --kubeconfig " + config);
+  CHECK(coverage_section(text) == expected);
+}
+
+TEST_CASE("the suggested generate command names the audited kubeconfig and context, quoted for the shell") {
+  test::TempDir dir;
+  test::FakeApiServer server(dir.path, {data("trainer-karta.yaml")});
+  server.serve(test::crd_resource(), crds());
+  const std::string config = (dir.path / "my config").string();
+  test::write_text(config, server.kubeconfig("default"));
+  int code = -1;
+  const json report = json::parse(test::run_command(test::binary_path().string() + " audit --kubeconfig '" + config +
+                                                        "' --context local -o json 2>/dev/null",
+                                                    &code));
+  CHECK(code == 0);
+  REQUIRE(report["uncovered"].size() == 1);
+  CHECK(report["uncovered"][0]["command"] ==
+        "karta-webhook generate gizmos.acme.example.com --kubeconfig '" + config + "' --context local");
 }
 
 TEST_CASE("a Karta the audit does not load covers nothing: its kind is listed as uncovered") {
