@@ -82,7 +82,10 @@ ApiError ApiError::from_status(const std::string& request, const json& status) {
   return ApiError(what, code, std::move(reason), std::move(message));
 }
 
-namespace {
+// Named rather than anonymous: ApiClient::Impl holds them, and GCC warns (-Wsubobject-linkage) when a
+// class with external linkage has a member of an anonymous namespace's type outside the main file, as
+// this file is in the unity build.
+namespace api_client_detail {
 
 // One TLS connection to the API server, and the bytes read past the last message.
 struct Connection {
@@ -102,7 +105,10 @@ struct InUse {
   Connection*& slot_;
 };
 
-}  // namespace
+}  // namespace api_client_detail
+
+using api_client_detail::Connection;
+using api_client_detail::InUse;
 
 // Each operation is started asynchronously and io is run on the calling thread until it completes:
 // that gives every step a timeout, and lets cancel() post a close that the running operation sees.
