@@ -4,9 +4,8 @@
 // kinds resolved by kind, singular, plural, group-qualified name and short name; kinds the cluster does not
 // serve; the API server's 403 and 404 answers; terminal control sequences in the cluster's text, escaped
 // in `inspect`, `list` and `audit`; and two cluster Kartas of different kinds.
-// Longer than 500 lines because its cases share one fixture cluster (about 160 lines: the seed's JobSet,
-// Jobs and pods written as their controllers write them, label for label) and compare whole outputs,
-// pasted as golden text.
+// Longer than 500 lines because its cases compare whole outputs, pasted as golden text. The seed's JobSet,
+// Jobs and pods, written as their controllers write them, are support/demo_cluster's.
 
 #include <doctest/doctest.h>
 
@@ -22,6 +21,7 @@
 #include "cli/commands.h"
 #include "cli/live_inspect.h"
 #include "kube/api_client.h"
+#include "support/demo_cluster.h"
 #include "support/fake_api_server.h"
 #include "support/kube_fixtures.h"
 #include "support/terminal_controls.h"
@@ -34,87 +34,16 @@ namespace test = karta::test;
 
 namespace {
 
-constexpr const char* kCreated = "2026-12-02T01:00:00Z";
-
-test::FakeResource pods() {
-  return {.group = "", .version = "v1", .kind = "Pod", .plural = "pods", .singular = "pod", .short_names = {"po"},
-          .subresources = {"status", "log"}};
-}
-test::FakeResource jobs() {
-  return {.group = "batch", .version = "v1", .kind = "Job", .plural = "jobs", .singular = "job", .subresources = {"status"}};
-}
-test::FakeResource jobsets() {
-  return {.group = "jobset.x-k8s.io", .version = "v1alpha2", .kind = "JobSet", .plural = "jobsets", .singular = "jobset",
-          .subresources = {"status"}};
-}
-
-json controller(const std::string& api_version, const std::string& kind, const std::string& name, const std::string& uid) {
-  return {{"apiVersion", api_version}, {"kind", kind}, {"name", name}, {"uid", uid}, {"controller", true},
-          {"blockOwnerDeletion", true}};
-}
-
-// A Job of a JobSet, as the JobSet controller creates it.
-json job(const std::string& jobset, const std::string& jobset_uid, const std::string& replicated_job, int index) {
-  std::string name = jobset + "-" + replicated_job + "-" + std::to_string(index);
-  return {{"apiVersion", "batch/v1"}, {"kind", "Job"},
-          {"metadata", {{"name", name}, {"namespace", "research"}, {"uid", "uid-job-" + name},
-                        {"labels", {{"jobset.sigs.k8s.io/jobset-name", jobset},
-                                    {"jobset.sigs.k8s.io/replicatedjob-name", replicated_job},
-                                    {"jobset.sigs.k8s.io/job-index", std::to_string(index)}}},
-                        {"ownerReferences", {controller("jobset.x-k8s.io/v1alpha2", "JobSet", jobset, jobset_uid)}}}},
-          {"spec", {{"parallelism", 1}, {"completions", 1}, {"completionMode", "Indexed"}}}};
-}
-
-// A pod of that Job, labelled as the JobSet and Job controllers label it (jobset_types.go's keys; the
-// Job controller's batch.kubernetes.io/* labels and completion index), running and ready on `node`
-// when `node` is given, else pending and unschedulable.
-json jobset_pod(const std::string& name, const std::string& jobset, const std::string& replicated_job, int index,
-                const std::string& node) {
-  std::string job_name = jobset + "-" + replicated_job + "-" + std::to_string(index);
-  json pod = {
-      {"apiVersion", "v1"}, {"kind", "Pod"},
-      {"metadata",
-       {{"name", name}, {"namespace", "research"}, {"uid", "uid-pod-" + name}, {"creationTimestamp", kCreated},
-        {"labels", {{"jobset.sigs.k8s.io/jobset-name", jobset}, {"jobset.sigs.k8s.io/replicatedjob-name", replicated_job},
-                    {"jobset.sigs.k8s.io/replicatedjob-replicas", replicated_job == "leader" ? "1" : "2"},
-                    {"jobset.sigs.k8s.io/job-index", std::to_string(index)},
-                    {"jobset.sigs.k8s.io/job-key", "0123456789abcdef"},
-                    {"batch.kubernetes.io/job-completion-index", "0"}, {"batch.kubernetes.io/job-name", job_name},
-                    {"batch.kubernetes.io/controller-uid", "uid-job-" + job_name}, {"job-name", job_name},
-                    {"controller-uid", "uid-job-" + job_name}}},
-        {"annotations", {{"batch.kubernetes.io/job-completion-index", "0"}}},
-        {"ownerReferences", {controller("batch/v1", "Job", job_name, "uid-job-" + job_name)}}}},
-      {"spec", {{"restartPolicy", "Never"},
-                {"containers", {{{"name", "trainer"}, {"image", "nvcr.io/nvidia/pytorch:24.05-py3"},
-                                 {"resources", {{"limits", {{"nvidia.com/gpu", "4"}}}, {"requests", {{"nvidia.com/gpu", "4"}}}}}}}}}}};
-  if (!node.empty()) {
-    pod["spec"]["nodeName"] = node;
-    pod["status"] = {{"phase", "Running"},
-                     {"conditions", {{{"type", "PodScheduled"}, {"status", "True"}}, {{"type", "Initialized"}, {"status", "True"}},
-                                     {{"type", "ContainersReady"}, {"status", "True"}}, {{"type", "Ready"}, {"status", "True"}}}}};
-  } else {
-    pod["status"] = {{"phase", "Pending"},
-                     {"conditions", {{{"type", "PodScheduled"}, {"status", "False"}, {"reason", "Unschedulable"},
-                                      {"message", "0/3 nodes are available: 3 Insufficient nvidia.com/gpu."}}}}};
-  }
-  return pod;
-}
-
-json demo_jobset() {
-  json demo = test::document(test::source_dir() / "examples/jobset-demo.yaml");
-  demo["metadata"]["uid"] = "uid-demo";
-  demo["metadata"]["creationTimestamp"] = kCreated;
-  return demo;
-}
-
-std::vector<json> demo_jobs() { return {job("demo", "uid-demo", "leader", 0), job("demo", "uid-demo", "worker", 0), job("demo", "uid-demo", "worker", 1)}; }
-
-// The seed's pods: `kli describe` shows all three on runai-cluster-worker-0-0.
-std::vector<json> demo_pods() {
-  return {jobset_pod("demo-leader-0-0-ck6kg", "demo", "leader", 0, "runai-cluster-worker-0-0"),
-          jobset_pod("demo-worker-0-0-j9pdc", "demo", "worker", 0, "runai-cluster-worker-0-0"),
-          jobset_pod("demo-worker-1-0-rrsxz", "demo", "worker", 1, "runai-cluster-worker-0-0")};
-}
+using test::demo_cluster::controller;
+using test::demo_cluster::demo_jobs;
+using test::demo_cluster::demo_jobset;
+using test::demo_cluster::demo_pods;
+using test::demo_cluster::job;
+using test::demo_cluster::jobs;
+using test::demo_cluster::jobset_pod;
+using test::demo_cluster::jobsets;
+using test::demo_cluster::kCreated;
+using test::demo_cluster::pods;
 
 // The tests' now: 20 s after kCreated.
 std::chrono::system_clock::time_point twenty_seconds_later() {
