@@ -387,7 +387,9 @@ AuditReport AuditCommand::audit_connected_cluster(const AdmissionState& state, s
     options.cluster_flags = "--in-cluster";
   } else {
     if (!kubeconfig_.empty()) options.cluster_flags = "--kubeconfig " + shell_word(kubeconfig_);
-    if (!context_.empty()) options.cluster_flags += (options.cluster_flags.empty() ? "" : " ") + ("--context " + shell_word(context_));
+    if (!context_.empty()) {
+      options.cluster_flags += (options.cluster_flags.empty() ? "" : " ") + ("--context " + shell_word(context_));
+    }
   }
   // A progress line, rewritten in place, only for a person watching a terminal.
   bool terminal = isatty(STDERR_FILENO) == 1;
