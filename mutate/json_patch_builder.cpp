@@ -106,15 +106,24 @@ bool JsonPatchBuilder::same(const Node& node, const json& value) {
   return false;
 }
 
+namespace {
+
+// The first of an object node's members (kept in key order) whose key is not less than `key`.
+template <typename Members>
+auto first_member_from(Members& members, std::string_view key) {
+  return std::lower_bound(members.begin(), members.end(), key,
+                          [](const auto& member, std::string_view k) { return member.first < k; });
+}
+
+}  // namespace
+
 JsonPatchBuilder::Node** JsonPatchBuilder::find_member(Node& object, std::string_view key) {
-  auto it = std::lower_bound(object.members.begin(), object.members.end(), key,
-                             [](const auto& member, std::string_view k) { return member.first < k; });
+  auto it = first_member_from(object.members, key);
   return it != object.members.end() && it->first == key ? &it->second : nullptr;
 }
 
 void JsonPatchBuilder::put_member(Node& object, std::string_view key, Node* value) {
-  auto it = std::lower_bound(object.members.begin(), object.members.end(), key,
-                             [](const auto& member, std::string_view k) { return member.first < k; });
+  auto it = first_member_from(object.members, key);
   if (it != object.members.end() && it->first == key) {
     it->second = value;
   } else {
