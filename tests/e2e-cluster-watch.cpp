@@ -151,8 +151,7 @@ TEST_CASE("watching a cluster, /readyz waits until the first LISTs of Kartas and
   CHECK(waiting.body == "waiting for the first LIST of Kartas and CustomResourceDefinitions\n");
   CHECK_FALSE(running.webhook->ready());
 
-  server.serve({"apiextensions.k8s.io", "v1", "CustomResourceDefinition", "customresourcedefinitions",
-                "customresourcedefinition", {"crd", "crds"}, /*namespaced=*/false});
+  server.serve(test::crd_resource());
   REQUIRE(eventually([&] { return client.request("GET", "/readyz").status == 200; }, 20s));
   CHECK(running.webhook->ready());
   // Once ready, the cluster's Karta is what admission uses.
@@ -179,8 +178,7 @@ TEST_CASE("an API server that answers every watch of Kartas with 410 gets a hand
   json definition = test::document(test::source_dir() / "tests/data/trainer-karta.yaml");
   definition["metadata"]["resourceVersion"] = "1";
   FakeApiServer server{dir.path, {definition}, {.every_watch_expires = true}};
-  server.serve({"apiextensions.k8s.io", "v1", "CustomResourceDefinition", "customresourcedefinitions",
-                "customresourcedefinition", {"crd", "crds"}, /*namespaced=*/false});
+  server.serve(test::crd_resource());
   test::RunningWebhook running([&](karta::WebhookConfig& config) {
     config.cluster = server.connection();
     config.watcher_options = {};  // production defaults

@@ -111,13 +111,11 @@ TEST_CASE("--show-unserved notes each kind the cluster does not serve on its own
   CHECK(run.err == expected);
 
   SUBCASE("the flag on the command line") {
-    std::vector<std::string> args{"karta-webhook", "list", "--show-unserved", "--kubeconfig", cluster.kubeconfig.string()};
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    std::ostringstream out, err;
-    CHECK(karta::run_command_line(static_cast<int>(argv.size()), argv.data(), out, err) == 0);
-    CHECK(out.str().starts_with(kTable.substr(0, kTable.find('\n') + 1)));
-    CHECK(err.str() == expected);
+    const test::CliRun flagged =
+        test::run_cli({"karta-webhook", "list", "--show-unserved", "--kubeconfig", cluster.kubeconfig.string()});
+    CHECK(flagged.code == 0);
+    CHECK(flagged.out.starts_with(kTable.substr(0, kTable.find('\n') + 1)));
+    CHECK(flagged.err == expected);
   }
 }
 

@@ -2,24 +2,20 @@
 
 #include <doctest/doctest.h>
 
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "cli/commands.h"
 #include "server/cpu_budget.h"
+#include "support/test_support.h"
 
 namespace unit_serve_threads {  // this file's names, apart from other tests' in a unity build
 
 namespace {
 
 std::string serve_help() {
-  std::vector<std::string> args = {"karta-webhook", "serve", "--help"};
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  std::ostringstream out, err;
-  karta::run_command_line(static_cast<int>(argv.size()), argv.data(), out, err);
-  return out.str() + err.str();
+  const karta::test::CliRun run = karta::test::run_cli({"karta-webhook", "serve", "--help"});
+  return run.out + run.err;
 }
 
 }  // namespace

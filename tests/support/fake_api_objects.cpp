@@ -48,6 +48,7 @@ FakeResource crd_resource() {
           .kind = "CustomResourceDefinition",
           .plural = "customresourcedefinitions",
           .singular = "customresourcedefinition",
+          .short_names = {"crd", "crds"},
           .namespaced = false};
 }
 

@@ -95,8 +95,8 @@ struct FakeResource {
   std::string group_resource() const;  // "pods", "jobsets.jobset.x-k8s.io"
 };
 
-// The API server's own CustomResourceDefinitions (apiextensions.k8s.io/v1, cluster-scoped), for tests that
-// serve CRDs to `audit` and `generate`.
+// The API server's own CustomResourceDefinitions (apiextensions.k8s.io/v1, cluster-scoped, short names
+// crd and crds), for tests that serve CRDs to `serve`, `audit` and `generate`.
 FakeResource crd_resource();
 
 // The API server, on 127.0.0.1, over HTTPS with certificates of its own. It always serves the
