@@ -17,11 +17,11 @@ RUN cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DKARTA_BUILD_TESTS=OFF -DKAR
 
 FROM debian:12-slim AS runtime
 # The runtime halves of the build's -dev packages; Boost (Beast, Asio), nlohmann-json and CLI11 are
-# header-only. ca-certificates is for the API server's certificate.
+# header-only, and jemalloc, yaml-cpp and RE2 are linked in from their static archives.
+# ca-certificates is for the API server's certificate.
 RUN apt-get update \
     && apt-get install -y --no-install-recommends \
-        ca-certificates libssl3 libsimdjson14 libjemalloc2 libyaml-cpp0.7 libjq1 libonig5 libre2-9 \
-        libspdlog1.10 libfmt9 \
+        ca-certificates libssl3 libsimdjson14 libjq1 libonig5 libspdlog1.10 libfmt9 \
     && rm -rf /var/lib/apt/lists/*
 COPY --from=build /src/build/karta-webhook /usr/local/bin/karta-webhook
 # Reference copy of the built-in catalog (the binary embeds it): a starting point for --definitions.
