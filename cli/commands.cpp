@@ -13,6 +13,7 @@
 #include "cli/generate.h"
 #include "cli/inspect.h"
 #include "cli/live_inspect.h"
+#include "definitions/api/published_api.h"
 #include "definitions/suspend.h"
 #include "json/documents.h"
 #include "k8s/terminal_text.h"
@@ -79,6 +80,7 @@ int validate_offline(const std::vector<std::string>& names, const std::vector<st
   auto crds = std::make_shared<CrdSchemaSet>();
   for (const auto& directory : crd_directories) crds->add_directory(directory);
   CrdLookup lookup = [&](const GroupVersionKind& kind) { return crds->find(kind); };
+  PublishedSchemaHold schemas;  // parsed once for every definition checked
   std::size_t definitions = 0, faulty = 0;
   for (const auto& file : expand_manifest_paths(names)) {
     std::size_t in_file = 0;

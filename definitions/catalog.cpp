@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "definitions/api/published_api.h"
 #include "definitions/builtin_catalog.h"
 #include "json/documents.h"
 
@@ -85,6 +86,7 @@ void DefinitionCache::sweep() {
 }
 
 Catalog load_catalog(const CatalogSources& sources, DefinitionCache* cache) {
+  PublishedSchemaHold schemas;  // parsed once for all the definitions, dropped after
   Catalog catalog;
   auto add_all = [&](std::vector<KartaDefinition> definitions, JqCompilation when) {
     for (auto& definition : definitions) {

@@ -5,6 +5,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "definitions/api/published_api.h"
 #include "json/documents.h"
 #include "json/json_document.h"
 #include "validate/definition_validation.h"
@@ -69,6 +70,7 @@ AdmissionStateLoader::AdmissionStateLoader(std::vector<std::filesystem::path> di
 
 std::shared_ptr<AdmissionState> AdmissionStateLoader::load(const ClusterSources& cluster,
                                                           std::vector<std::string>* rejected) {
+  PublishedSchemaHold schemas;  // the Karta CRD's schema parsed once for the directories' and the cluster's definitions
   auto state = std::make_shared<AdmissionState>();
   auto crds = std::make_shared<CrdSchemaSet>();
   for (const auto& [name, crd] : cluster.crds) {

@@ -68,13 +68,14 @@ TEST_CASE("Kartas as the API server stores them with the published CRD are loade
   // webhook does not use.
   std::vector<json> stored;
   std::vector<std::string> names;
+  const karta::PublishedSchemaHold schemas;  // parsed once for the whole catalog
   for (const auto& entry : fs::directory_iterator(test::source_dir() / "definitions/catalog")) {
     if (entry.path().extension() != ".yaml") continue;
     json object = test::document(entry.path());
     json applied = object;
     object["metadata"]["name"] = "cluster-" + object["metadata"]["name"].get<std::string>();
-    REQUIRE(karta::prune_unknown_fields(karta::karta_schema(), object) == std::vector<std::string>{});
-    karta::apply_schema_defaults(karta::karta_schema(), object);
+    REQUIRE(karta::prune_unknown_fields(*karta::karta_schema(), object) == std::vector<std::string>{});
+    karta::apply_schema_defaults(*karta::karta_schema(), object);
     object["metadata"]["uid"] = "3f1c2b9e-0000-4000-8000-" + std::to_string(100000000000 + stored.size());
     object["metadata"]["generation"] = 1;
     object["metadata"]["creationTimestamp"] = "2026-11-30T10:00:00Z";
@@ -85,7 +86,7 @@ TEST_CASE("Kartas as the API server stores them with the published CRD are loade
     object["status"] = {{"conditions", json::array({{{"type", "Valid"}, {"status", "True"}, {"reason", "Validated"},
                                                      {"message", ""}, {"lastTransitionTime", "2026-11-30T10:00:01Z"},
                                                      {"observedGeneration", 1}}})}};
-    CHECK(karta::validate_against_schema(karta::karta_schema(), object) == std::vector<karta::SchemaViolation>{});
+    CHECK(karta::validate_against_schema(*karta::karta_schema(), object) == std::vector<karta::SchemaViolation>{});
     names.push_back(object["metadata"]["name"]);
     stored.push_back(std::move(object));
   }

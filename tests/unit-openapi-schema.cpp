@@ -5,10 +5,12 @@
 #include <doctest/doctest.h>
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "definitions/api/published_api.h"
+#include "definitions/catalog.h"
 #include "json/documents.h"
 #include "k8s/openapi_schema.h"
 #include "support/schema_violations.h"
@@ -175,17 +177,52 @@ std::string file_text(const std::filesystem::path& path) { return karta::read_te
 
 }  // namespace
 
+TEST_CASE("openapi schema: the published schemas are parsed when asked for and kept only while held") {
+  std::weak_ptr<const json> first = karta::karta_schema();
+  CHECK(first.expired());  // nobody held it: not kept
+  std::weak_ptr<const json> held;
+  {
+    const karta::PublishedSchemaHold outer;
+    held = karta::karta_schema();
+    REQUIRE_FALSE(held.expired());
+    {
+      const karta::PublishedSchemaHold inner;
+      CHECK(karta::karta_schema() == held.lock());  // the same parse, not a second one
+    }
+    CHECK(karta::karta_schema() == held.lock());  // the outer hold still keeps it
+    std::weak_ptr<const json> other = karta::resource_interface_schema();
+    CHECK_FALSE(other.expired());
+    CHECK(other.lock() != held.lock());
+  }
+  CHECK(held.expired());  // the last hold gone: dropped
+  // A holder of the pointer keeps its schema after the hold has gone.
+  std::shared_ptr<const json> kept;
+  {
+    const karta::PublishedSchemaHold hold;
+    kept = karta::karta_schema();
+  }
+  CHECK((*kept)["properties"]["spec"]["required"] == json::array({"structureDefinition"}));
+  CHECK(karta::karta_schema() != kept);
+}
+
+TEST_CASE("openapi schema: a loaded catalog keeps no published schema") {
+  const karta::Catalog catalog = karta::load_catalog(karta::CatalogSources{});
+  CHECK(catalog.size() == 25);  // the built-in catalog
+  std::weak_ptr<const json> after = karta::karta_schema();
+  CHECK(after.expired());  // parsed anew for this call, and dropped with it: the loading held none back
+}
+
 TEST_CASE("openapi schema: the published schemas are the single served versions") {
-  CHECK(karta::karta_schema()["properties"]["spec"]["required"] == json::array({"structureDefinition"}));
-  CHECK(karta::resource_interface_schema()["properties"]["spec"]["properties"].contains("structureDefinition"));
-  CHECK(validate_against_schema(karta::karta_schema(), minimal_karta()).empty());
+  CHECK((*karta::karta_schema())["properties"]["spec"]["required"] == json::array({"structureDefinition"}));
+  CHECK((*karta::resource_interface_schema())["properties"]["spec"]["properties"].contains("structureDefinition"));
+  CHECK(validate_against_schema(*karta::karta_schema(), minimal_karta()).empty());
 }
 
 TEST_CASE("openapi schema: a full Karta is valid, and keeps every field") {
   json karta = full_karta();
-  CHECK(validate_against_schema(karta::karta_schema(), karta) == Violations{});
+  CHECK(validate_against_schema(*karta::karta_schema(), karta) == Violations{});
   json pruned = karta;
-  CHECK(lines(prune_unknown_fields(karta::karta_schema(), pruned)) == lines(Fields{}));
+  CHECK(lines(prune_unknown_fields(*karta::karta_schema(), pruned)) == lines(Fields{}));
   CHECK(pruned == karta);
 }
 
@@ -195,7 +232,7 @@ TEST_CASE("openapi schema: unknown fields, with near misses suggested") {
   root_component(karta)["specDefinition"] = {{"podTemplatePath", ".spec.template"}};
   karta["spec"]["structureDefinition"]["childComponents"] =
       json::array({{{"name", "pod"}, {"specDefinition", {{"podSpecPath", ".spec"}, {"tolerationsPath", ".spec.x"}}}}});
-  CHECK(validate_against_schema(karta::karta_schema(), karta) ==
+  CHECK(validate_against_schema(*karta::karta_schema(), karta) ==
         Violations{
             {"spec.structureDefinition.childComponents[0].specDefinition.tolerationsPath", "unknown field"},
             {"spec.structureDefinition.rootComponent.podTemplatePath", "unknown field"},
@@ -207,7 +244,7 @@ TEST_CASE("openapi schema: unknown fields, with near misses suggested") {
 TEST_CASE("openapi schema: the componentTypeSelector rules report their messages") {
   json karta = minimal_karta();
   root_component(karta)["podSelector"] = {{"componentTypeSelector", {{"value", "x"}}}};
-  CHECK(validate_against_schema(karta::karta_schema(), karta) ==
+  CHECK(validate_against_schema(*karta::karta_schema(), karta) ==
         Violations{
             {"spec.structureDefinition.rootComponent.podSelector.componentTypeSelector",
              "at least one of keyPath or matchLabels must be set"},
@@ -216,7 +253,7 @@ TEST_CASE("openapi schema: the componentTypeSelector rules report their messages
 
   root_component(karta)["podSelector"] = {
       {"componentTypeSelector", {{"keyPath", ""}, {"matchLabels", json::object()}}}};
-  CHECK(validate_against_schema(karta::karta_schema(), karta) ==
+  CHECK(validate_against_schema(*karta::karta_schema(), karta) ==
         Violations{
             {"spec.structureDefinition.rootComponent.podSelector.componentTypeSelector.keyPath",
              "must be at least 1 character long"},
@@ -231,7 +268,7 @@ TEST_CASE("openapi schema: limits, required fields and types") {
                                                 {"resumeActions", json::array({{{"path", ".spec.suspend"}}})}};
   root_component(karta)["statusDefinition"] = {{"phaseDefinition", {{"path", ".status.phase"}}}};
   root_component(karta)["name"] = 3;
-  CHECK(validate_against_schema(karta::karta_schema(), karta) ==
+  CHECK(validate_against_schema(*karta::karta_schema(), karta) ==
         Violations{
             {"spec.structureDefinition.rootComponent.name", "must be a string, not number"},
             {"spec.structureDefinition.rootComponent.statusDefinition.statusMappings", "is required"},
@@ -246,7 +283,7 @@ TEST_CASE("openapi schema: an expectedResult must be a string") {
 statusMappings:
   running: [{byExpression: {expression: .status.ready, expectedResult: true}}]
 )");
-  CHECK(validate_against_schema(karta::karta_schema(), karta) ==
+  CHECK(validate_against_schema(*karta::karta_schema(), karta) ==
         Violations{{"spec.structureDefinition.rootComponent.statusDefinition.statusMappings.running[0].byExpression."
                     "expectedResult",
                     "must be a string, not boolean"}});
@@ -261,7 +298,7 @@ TEST_CASE("openapi schema: list-type map and set duplicates") {
   members[0]["componentName"] = "replicatedjob";
   members[0]["filters"] = json::array({".a", ".b", ".a"});
   CHECK(
-      validate_against_schema(karta::karta_schema(), karta) ==
+      validate_against_schema(*karta::karta_schema(), karta) ==
       Violations{
           {"spec.optimizationInstructions.gangScheduling.podGroups[0].members[0].filters[2]",
            "duplicate entry: the same as [0]"},
@@ -274,7 +311,7 @@ TEST_CASE("openapi schema: defaults are filled in where the parent exists") {
   auto& conditions = root_component(karta)["statusDefinition"]["conditionsDefinition"];
   conditions = {{"path", ".status.conditions"}};
   json child = karta["spec"]["structureDefinition"]["childComponents"][0];
-  apply_schema_defaults(karta::karta_schema(), karta);
+  apply_schema_defaults(*karta::karta_schema(), karta);
   CHECK(root_component(karta)["statusDefinition"]["conditionsDefinition"] == json{{"path", ".status.conditions"},
                                                                                   {"typeFieldName", "type"},
                                                                                   {"statusFieldName", "status"},
@@ -285,7 +322,7 @@ TEST_CASE("openapi schema: defaults are filled in where the parent exists") {
 
   json bare = minimal_karta();
   json before = bare;
-  apply_schema_defaults(karta::karta_schema(), bare);
+  apply_schema_defaults(*karta::karta_schema(), bare);
   CHECK(bare == before);
 }
 
@@ -315,7 +352,7 @@ TEST_CASE("openapi schema: pruning removes a field of an old dialect and says so
       karta["spec"]["structureDefinition"]["childComponents"][1]["specDefinition"]["fragmentedPodSpecDefinition"];
   fragmented["tolerationsPath"] = ".spec.tolerations";
   json expected = full_karta();
-  CHECK(lines(prune_unknown_fields(karta::karta_schema(), karta)) ==
+  CHECK(lines(prune_unknown_fields(*karta::karta_schema(), karta)) ==
         lines(Fields{"spec.structureDefinition.childComponents[1].specDefinition.fragmentedPodSpecDefinition."
                      "tolerationsPath"}));
   CHECK(karta == expected);
@@ -323,7 +360,7 @@ TEST_CASE("openapi schema: pruning removes a field of an old dialect and says so
 
 TEST_CASE("openapi schema: every rule of the published CRDs is supported") {
   int rules = 0;
-  for (const json* schema : {&karta::karta_schema(), &karta::resource_interface_schema()}) {
+  for (const auto& schema : {karta::karta_schema(), karta::resource_interface_schema()}) {
     each_rule_place(*schema, [&](const json& place) {
       for (const auto& rule : place["x-kubernetes-validations"]) {
         ++rules;
@@ -360,7 +397,7 @@ spec:
           running: [{byPhase: Running}]
           suspended: [{byPhase: Suspended}]
 )");
-  CHECK(validate_against_schema(karta::resource_interface_schema(), ri) ==
+  CHECK(validate_against_schema(*karta::resource_interface_schema(), ri) ==
         Violations{
             {"spec.structureDefinition.rootComponent.statusDefinition.statusMappings.suspended", "unknown field"},
             {"spec.structureDefinition.rootComponent.suspendDefinition",
@@ -368,7 +405,7 @@ spec:
         });
   ri["kind"] = "Karta";
   ri["apiVersion"] = "run.ai/v1alpha1";
-  CHECK(validate_against_schema(karta::karta_schema(), ri) == Violations{});
+  CHECK(validate_against_schema(*karta::karta_schema(), ri) == Violations{});
 }
 
 TEST_CASE("openapi schema: the core v1 Pod schema") {

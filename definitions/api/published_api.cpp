@@ -2,6 +2,7 @@
 
 #include "definitions/api/published_api.h"
 
+#include <mutex>
 #include <stdexcept>
 #include <string>
 
@@ -37,17 +38,55 @@ json served_schema(std::string_view text, const std::string& source) {
   return *found;
 }
 
-}  // namespace
+// The schemas parsed while a PublishedSchemaHold lives, and how many holds live.
+struct HeldSchemas {
+  std::mutex mutex;
+  std::size_t holds = 0;
+  std::shared_ptr<const json> karta;
+  std::shared_ptr<const json> resource_interface;
+};
 
-const json& karta_schema() {
-  static const json schema = served_schema(embedded::run_ai_kartas_yaml(), "definitions/api/run.ai_kartas.yaml");
+HeldSchemas& held_schemas() {
+  static HeldSchemas held;
+  return held;
+}
+
+// The schema in `slot`, parsed from `text` unless a hold kept it. Parsed under the lock: two threads that
+// ask at once parse it once when a hold lives.
+std::shared_ptr<const json> schema_in(std::shared_ptr<const json> HeldSchemas::*slot, std::string_view text,
+                                      const char* source) {
+  HeldSchemas& held = held_schemas();
+  std::lock_guard lock(held.mutex);
+  std::shared_ptr<const json>& kept = held.*slot;
+  if (kept) return kept;
+  auto schema = std::make_shared<const json>(served_schema(text, source));
+  if (held.holds > 0) kept = schema;
   return schema;
 }
 
-const json& resource_interface_schema() {
-  static const json schema = served_schema(embedded::optimization_nvidia_com_resourceinterfaces_yaml(),
-                                           "definitions/api/optimization.nvidia.com_resourceinterfaces.yaml");
-  return schema;
+}  // namespace
+
+PublishedSchemaHold::PublishedSchemaHold() {
+  HeldSchemas& held = held_schemas();
+  std::lock_guard lock(held.mutex);
+  ++held.holds;
+}
+
+PublishedSchemaHold::~PublishedSchemaHold() {
+  HeldSchemas& held = held_schemas();
+  std::lock_guard lock(held.mutex);
+  if (--held.holds > 0) return;
+  held.karta.reset();
+  held.resource_interface.reset();
+}
+
+std::shared_ptr<const json> karta_schema() {
+  return schema_in(&HeldSchemas::karta, embedded::run_ai_kartas_yaml(), "definitions/api/run.ai_kartas.yaml");
+}
+
+std::shared_ptr<const json> resource_interface_schema() {
+  return schema_in(&HeldSchemas::resource_interface, embedded::optimization_nvidia_com_resourceinterfaces_yaml(),
+                   "definitions/api/optimization.nvidia.com_resourceinterfaces.yaml");
 }
 
 const json& core_pod_schema() {

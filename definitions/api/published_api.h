@@ -5,6 +5,7 @@
 // (definitions/api/pod-v1.json, made by scripts/make-pod-schema.py). k8s/openapi_schema.h checks
 // definitions against the first two; the Pod schema is for the jq paths definitions evaluate on Pods.
 
+#include <memory>
 #include <string_view>
 
 #include <nlohmann/json.hpp>
@@ -13,11 +14,22 @@ namespace karta {
 
 using json = nlohmann::json;
 
-// The openAPIV3Schema of the CRD's single served version, parsed on first use (thread-safe) and kept for
-// the life of the process. Throws std::logic_error if the embedded CRD does not have exactly one served
-// version with a schema (a build with a broken file, caught by the tests).
-const json& karta_schema();
-const json& resource_interface_schema();
+// The openAPIV3Schema of the CRD's single served version, parsed when asked for (thread-safe). It is kept
+// while a PublishedSchemaHold lives, and otherwise only as long as the caller holds the pointer: a
+// loading pays the parse once (it holds them for all its definitions), and an idle webhook keeps none of
+// it (the Karta CRD's schema is 0.17 MiB parsed). Throws std::logic_error if the embedded CRD does not
+// have exactly one served version with a schema (a build with a broken file, caught by the tests).
+std::shared_ptr<const json> karta_schema();
+std::shared_ptr<const json> resource_interface_schema();
+
+// While one lives, the schemas above are parsed at most once; the last one to go drops them.
+class PublishedSchemaHold {
+ public:
+  PublishedSchemaHold();
+  ~PublishedSchemaHold();
+  PublishedSchemaHold(const PublishedSchemaHold&) = delete;
+  PublishedSchemaHold& operator=(const PublishedSchemaHold&) = delete;
+};
 
 // {type: object, properties: {apiVersion, kind, metadata: ObjectMeta, spec: PodSpec, status: PodStatus}},
 // parsed once like the above.
