@@ -17,11 +17,12 @@ RUN cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DKARTA_BUILD_TESTS=OFF -DKAR
 
 FROM debian:12-slim AS runtime
 # The runtime halves of the build's -dev packages; Boost (Beast, Asio), nlohmann-json and CLI11 are
-# header-only, and jemalloc, yaml-cpp and RE2 are linked in from their static archives.
+# header-only; jemalloc, yaml-cpp and RE2 are linked in from their static archives, and spdlog is
+# compiled in (third_party/spdlog_library.cpp).
 # ca-certificates is for the API server's certificate.
 RUN apt-get update \
     && apt-get install -y --no-install-recommends \
-        ca-certificates libssl3 libsimdjson14 libjq1 libonig5 libspdlog1.10 libfmt9 \
+        ca-certificates libssl3 libsimdjson14 libjq1 libonig5 libfmt9 \
     && rm -rf /var/lib/apt/lists/*
 COPY --from=build /src/build/karta-webhook /usr/local/bin/karta-webhook
 # Reference copy of the built-in catalog (the binary embeds it): a starting point for --definitions.
