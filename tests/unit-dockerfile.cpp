@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "support/test_support.h"
+
 namespace unit_dockerfile {  // this file's names, apart from other tests' in a unity build
 
 #ifndef KARTA_SOURCE_DIR
@@ -249,6 +251,60 @@ TEST_CASE("The runtime stage installs only the shared libraries the binary links
   const std::string runs = all_run_text(runtime_stage());
   CHECK(runs.find("--no-install-recommends") != std::string::npos);
   CHECK(runs.find("rm -rf /var/lib/apt/lists/*") != std::string::npos);
+}
+
+// The shared libraries the built binary names (its DT_NEEDED entries, as `readelf -d` prints them).
+std::set<std::string> needed_libraries(const fs::path& binary) {
+  int code = 0;
+  const std::string out = karta::test::run_command("readelf -d '" + binary.string() + "'", &code);
+  REQUIRE_MESSAGE(code == 0, "readelf -d " << binary << ": " << out);
+  std::set<std::string> names;
+  std::istringstream lines(out);
+  for (std::string line; std::getline(lines, line);) {
+    const auto open = line.find("(NEEDED)");
+    const auto first = line.find('[', open), last = line.rfind(']');
+    if (open != std::string::npos && first != std::string::npos && last > first) {
+      names.insert(line.substr(first + 1, last - first - 1));
+    }
+  }
+  return names;
+}
+
+// The Debian package that installed the library `soname` of this machine's architecture (`dpkg -S`).
+std::string package_of(const std::string& soname) {
+  const std::string triplet = karta::test::run_command("gcc -dumpmachine");
+  int code = 0;
+  const std::string out = karta::test::run_command(
+      "dpkg -S '*/" + triplet.substr(0, triplet.find_first_of("\r\n")) + "/" + soname + "'", &code);
+  REQUIRE_MESSAGE(code == 0, "dpkg -S " << soname << ": " << out);
+  return out.substr(0, out.find_first_of(":\n"));
+}
+
+TEST_CASE("The runtime stage installs the package of every shared library the built binary needs") {
+  // What the build here links (the image's build stage runs the same CMakeLists.txt on Debian 12): a
+  // library the binary needs and the image lacks would stop the container at start; one the image
+  // installs and the binary does not need is dead weight. Not listed in the image: the base image's own
+  // (libc, libstdc++, libgcc), and the sanitizers' runtimes of the test builds.
+  const std::set<std::string> in_base_or_sanitizer{"libc6", "libstdc++6", "libgcc-s1", "libasan8", "libubsan1",
+                                                   "libtsan2"};
+  std::set<std::string> needed;
+  for (const std::string& soname : needed_libraries(karta::test::binary_path())) {
+    CAPTURE(soname);
+    const std::string package = package_of(soname);
+    if (in_base_or_sanitizer.count(package) == 0) needed.insert(package);
+  }
+  CHECK(needed.count("libssl3") == 1);  // a sanity check of the reading: the binary links OpenSSL
+  // libonig5 is libjq1's own dependency, listed in the image for the reader; ca-certificates is no library.
+  std::set<std::string> installed;
+  for (const std::string& package : apt_installed(runtime_stage())) {
+    if (package != "ca-certificates" && package != "libonig5") installed.insert(package);
+  }
+  auto listed = [](const std::set<std::string>& packages) {
+    std::string text;
+    for (const auto& package : packages) text += (text.empty() ? "" : " ") + package;
+    return text;
+  };
+  CHECK(listed(installed) == listed(needed));
 }
 
 TEST_CASE("The runtime stage copies the binary from the build stage and the catalog from the sources") {
