@@ -3,7 +3,8 @@
 // build it), for the parts this project uses. Every other file includes spdlog's headers as usual and sees
 // only declarations; the definitions are here, once, and the linker keeps only what is called
 // (-Wl,--gc-sections). libspdlog.so was 516 KiB of the idle webhook's resident pages, nearly all of its
-// 534 KB; compiled in, the idle resident size is about 150 KiB smaller (bench/README.md, "Memory").
+// 534 KB; compiled in, the idle resident size is about 220 KiB smaller (the median of five starts taken
+// in turn with the shared library; bench/README.md, "Memory, second round").
 // fmt stays the shared libfmt, as spdlog's Debian build uses it (SPDLOG_FMT_EXTERNAL).
 
 #ifndef SPDLOG_COMPILED_LIB
