@@ -418,7 +418,7 @@ DefinitionParse parse_karta_definition(const json& original, const std::string& 
   // As the API server stores it: a null where the CRD does not allow one removed, or replaced by the
   // field's default, and every default filled in; then checked against the published CRD as the API
   // server checks it.
-  const std::shared_ptr<const json> schema = *form == DefinitionForm::Karta ? karta_schema() : resource_interface_schema();
+  const auto schema = *form == DefinitionForm::Karta ? karta_schema() : resource_interface_schema();
   json document = original;
   apply_schema_defaults(*schema, document);
   for (auto& violation : validate_against_schema(*schema, document)) {

@@ -272,10 +272,12 @@ std::set<std::string> needed_libraries(const fs::path& binary) {
 
 // The Debian package that installed the library `soname` of this machine's architecture (`dpkg -S`).
 std::string package_of(const std::string& soname) {
-  const std::string triplet = karta::test::run_command("gcc -dumpmachine");
+  static const std::string triplet = [] {
+    const std::string machine = karta::test::run_command("gcc -dumpmachine");  // x86_64-linux-gnu
+    return machine.substr(0, machine.find_first_of("\r\n"));
+  }();
   int code = 0;
-  const std::string out = karta::test::run_command(
-      "dpkg -S '*/" + triplet.substr(0, triplet.find_first_of("\r\n")) + "/" + soname + "'", &code);
+  const std::string out = karta::test::run_command("dpkg -S '*/" + triplet + "/" + soname + "'", &code);
   REQUIRE_MESSAGE(code == 0, "dpkg -S " << soname << ": " << out);
   return out.substr(0, out.find_first_of(":\n"));
 }

@@ -51,17 +51,21 @@ HeldSchemas& held_schemas() {
   return held;
 }
 
-// The schema in `slot`, parsed from `text` unless a hold kept it. Parsed under the lock: two threads that
-// ask at once parse it once when a hold lives.
+// The schema in `slot`, parsed from `text` unless a hold kept it. While a hold lives it is parsed under
+// the lock, so that two threads that ask at once parse it once; with none, each caller parses its own
+// copy without waiting for another's.
 std::shared_ptr<const json> schema_in(std::shared_ptr<const json> HeldSchemas::*slot, std::string_view text,
                                       const char* source) {
   HeldSchemas& held = held_schemas();
-  std::lock_guard lock(held.mutex);
+  std::unique_lock lock(held.mutex);
   std::shared_ptr<const json>& kept = held.*slot;
   if (kept) return kept;
-  auto schema = std::make_shared<const json>(served_schema(text, source));
-  if (held.holds > 0) kept = schema;
-  return schema;
+  if (held.holds == 0) {
+    lock.unlock();
+    return std::make_shared<const json>(served_schema(text, source));
+  }
+  kept = std::make_shared<const json>(served_schema(text, source));
+  return kept;
 }
 
 }  // namespace

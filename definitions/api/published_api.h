@@ -32,7 +32,7 @@ class PublishedSchemaHold {
 };
 
 // {type: object, properties: {apiVersion, kind, metadata: ObjectMeta, spec: PodSpec, status: PodStatus}},
-// parsed once like the above.
+// parsed on first use (thread-safe) and kept for the life of the process.
 const json& core_pod_schema();
 
 namespace embedded {
