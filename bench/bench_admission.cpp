@@ -10,13 +10,16 @@
 // of the per-admission info line). Policy: examples/policy.yaml.
 //
 //   build/bench/bench_admission [--benchmark_filter=REGEX] [google benchmark flags]
+//   build/bench/bench_admission --repeat=N --input=demo_jobset   (for scripts/count-instructions.sh)
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <new>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <benchmark/benchmark.h>
@@ -248,9 +251,47 @@ karta::HttpRequest mutate_request(std::string body) {
   return karta::HttpRequest{"POST", "/mutate", "timeout=10s", "application/json", std::move(body)};
 }
 
+// `--repeat=N --input=NAME`: N admissions of one input on the built-in catalog and nothing else (no other
+// fixture is built), for scripts/count-instructions.sh, which runs this under callgrind twice and divides
+// the difference in instructions by the difference in admissions: a figure the machine's load cannot move.
+int repeat_admissions(const std::string& input, long count) {
+  auto service = service_with(karta::load_catalog(karta::CatalogSources{}));
+  std::string body;
+  if (input == "demo_jobset") {
+    body = review_body(demo_jobset());
+  } else if (input == "unknown_kind") {
+    json object = demo_jobset();
+    object["apiVersion"] = "example.com/v1";
+    object["kind"] = "Gizmo";
+    body = review_body(object);
+  } else if (input == "raycluster_50_groups") {
+    body = review_body(large_raycluster(50));
+  } else {
+    std::fprintf(stderr, "--input: demo_jobset, unknown_kind or raycluster_50_groups, not \"%s\"\n", input.c_str());
+    return 2;
+  }
+  const karta::HttpRequest request = mutate_request(std::move(body));
+  std::size_t bytes = 0;
+  for (long i = 0; i < count; ++i) {
+    karta::HttpResponse response = karta::handle_admission(*service, karta::AdmissionEndpoint::Mutate, request);
+    if (response.status != 200) {
+      std::fprintf(stderr, "status %d: %s\n", response.status, response.body.c_str());
+      return 1;
+    }
+    bytes += response.body.size();
+  }
+  std::printf("%ld admissions of %s, %zu response bytes\n", count, input.c_str(), bytes);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc == 3 && std::string_view(argv[1]).starts_with("--repeat=") &&
+      std::string_view(argv[2]).starts_with("--input=")) {
+    spdlog::set_level(spdlog::level::warn);
+    return repeat_admissions(argv[2] + 8, std::strtol(argv[1] + 9, nullptr, 10));
+  }
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   spdlog::set_level(spdlog::level::warn);
