@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
+#include <cstdint>
 #include <cstring>
 
 namespace karta {
@@ -230,6 +232,19 @@ void append_base64(std::string& out, std::string_view bytes) {
   const auto* in = reinterpret_cast<const unsigned char*>(bytes.data());
   const std::size_t size = bytes.size();
   std::size_t i = 0;
+  // Six bytes at a time from one eight-byte load (read as big-endian: the first byte is the highest), four
+  // lookups written as one eight-byte store.
+  for (; i + 8 <= size; i += 6, o += 8) {
+    std::uint64_t w;
+    std::memcpy(&w, in + i, 8);
+    if constexpr (std::endian::native == std::endian::little) w = __builtin_bswap64(w);
+    char chars[8];
+    std::memcpy(chars, &kBase64Pairs[2 * ((w >> 52) & 4095)], 2);
+    std::memcpy(chars + 2, &kBase64Pairs[2 * ((w >> 40) & 4095)], 2);
+    std::memcpy(chars + 4, &kBase64Pairs[2 * ((w >> 28) & 4095)], 2);
+    std::memcpy(chars + 6, &kBase64Pairs[2 * ((w >> 16) & 4095)], 2);
+    std::memcpy(o, chars, 8);
+  }
   for (; i + 2 < size; i += 3, o += 4) {
     unsigned n = (unsigned{in[i]} << 16) | (unsigned{in[i + 1]} << 8) | in[i + 2];
     std::memcpy(o, &kBase64Pairs[2 * (n >> 12)], 2);

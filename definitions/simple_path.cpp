@@ -126,6 +126,32 @@ SimplePath::Result SimplePath::evaluate(JsonElement document, std::size_t max_ou
   while (!stack.empty()) {
     Frame frame = std::move(stack.back());
     stack.pop_back();
+    // Fields and indexes extend this frame in place: only a list or map (below) branches into new frames.
+    for (; frame.step < steps_.size() && !std::holds_alternative<Iterate>(steps_[frame.step]); ++frame.step) {
+      const std::optional<JsonElement>& value = frame.value;
+      const bool null = !value || value->is_null();
+      std::optional<JsonElement> next;
+      if (const auto* field = std::get_if<Field>(&steps_[frame.step])) {
+        if (!null && value->is_object()) {
+          next = member(*value, field->name);
+        } else if (!null) {
+          result.error = std::string("Cannot index ") + type_name(*value) + " with string \"" + field->name + "\"";
+          return result;
+        }
+        frame.pointer /= field->name;
+      } else {
+        const auto& index = std::get<Index>(steps_[frame.step]);
+        if (!null && value->is_array()) {
+          auto item = array_of(*value).at(index.index);
+          if (!item.error()) next = item.value_unsafe();
+        } else if (!null) {
+          result.error = std::string("Cannot index ") + type_name(*value) + " with number";
+          return result;
+        }
+        frame.pointer /= index.index;
+      }
+      frame.value = next;
+    }
     if (frame.step == steps_.size()) {
       if (result.matches.size() >= max_outputs) {
         result.capped = true;
@@ -137,45 +163,22 @@ SimplePath::Result SimplePath::evaluate(JsonElement document, std::size_t max_ou
     }
     const std::optional<JsonElement>& value = frame.value;
     const bool null = !value || value->is_null();
-    const Step& step = steps_[frame.step];
-    if (const auto* field = std::get_if<Field>(&step)) {
-      std::optional<JsonElement> next;
-      if (!null && value->is_object()) {
-        next = member(*value, field->name);
-      } else if (!null) {
-        result.error = std::string("Cannot index ") + type_name(*value) + " with string \"" + field->name + "\"";
-        return result;
-      }
-      frame.pointer /= field->name;
-      stack.push_back({std::move(frame.pointer), next, frame.step + 1});
-    } else if (const auto* index = std::get_if<Index>(&step)) {
-      std::optional<JsonElement> next;
-      if (!null && value->is_array()) {
-        auto item = array_of(*value).at(index->index);
-        if (!item.error()) next = item.value_unsafe();
-      } else if (!null) {
-        result.error = std::string("Cannot index ") + type_name(*value) + " with number";
-        return result;
-      }
-      frame.pointer /= index->index;
-      stack.push_back({std::move(frame.pointer), next, frame.step + 1});
+    const bool optional = std::get<Iterate>(steps_[frame.step]).optional;
+    if (optional && (null || !(value->is_array() || value->is_object()))) continue;
+    if (null || !(value->is_array() || value->is_object())) {
+      result.error = !value ? std::string("Cannot iterate over null (null)")
+                            : std::string("Cannot iterate over ") + type_name(*value);
+      return result;
+    }
+    // Pushed in reverse so the first element is processed first.
+    if (value->is_array()) {
+      boost::container::small_vector<JsonElement, 16> items;
+      for (auto item : array_of(*value)) items.push_back(item);
+      for (std::size_t i = items.size(); i-- > 0;) stack.push_back({frame.pointer / i, items[i], frame.step + 1});
     } else {
-      if (std::get<Iterate>(step).optional && (null || !(value->is_array() || value->is_object()))) continue;
-      if (null || !(value->is_array() || value->is_object())) {
-        result.error = !value ? std::string("Cannot iterate over null (null)")
-                              : std::string("Cannot iterate over ") + type_name(*value);
-        return result;
-      }
-      // Pushed in reverse so the first element is processed first.
-      if (value->is_array()) {
-        boost::container::small_vector<JsonElement, 16> items;
-        for (auto item : array_of(*value)) items.push_back(item);
-        for (std::size_t i = items.size(); i-- > 0;) stack.push_back({frame.pointer / i, items[i], frame.step + 1});
-      } else {
-        auto members = sorted_members(*value);
-        for (auto it = members.rbegin(); it != members.rend(); ++it) {
-          stack.push_back({frame.pointer / it->first, it->second, frame.step + 1});
-        }
+      auto members = sorted_members(*value);
+      for (auto it = members.rbegin(); it != members.rend(); ++it) {
+        stack.push_back({frame.pointer / it->first, it->second, frame.step + 1});
       }
     }
   }

@@ -5,6 +5,10 @@
 #include <cstdint>
 #include <cstring>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>  // SSE2: every x86-64 processor has it
+#endif
+
 namespace karta {
 std::size_t utf8_sequence(std::string_view text, std::size_t i) {
   auto byte = [&](std::size_t k) { return i + k < text.size() ? static_cast<unsigned char>(text[i + k]) : 0u; };
@@ -26,46 +30,74 @@ std::size_t utf8_sequence(std::string_view text, std::size_t i) {
 
 namespace {
 
-// Bytes that end a plain run: the quote, the backslash, control characters and every non-ASCII byte
-// (checked as UTF-8 on the slow path).
-constexpr std::array<bool, 256> kSpecial = [] {
-  std::array<bool, 256> table{};
-  for (int c = 0; c < 256; ++c) table[c] = c < 0x20 || c >= 0x80 || c == '"' || c == '\\';
-  return table;
-}();
+#if defined(__SSE2__)
+// The special bytes of 16 as a bit mask. A signed compare below 0x20 catches both the control characters
+// and every byte from 0x80 (negative as a signed char).
+unsigned special_mask(const char* sixteen) {
+  const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(sixteen));
+  const __m128i special =
+      _mm_or_si128(_mm_cmplt_epi8(v, _mm_set1_epi8(0x20)),
+                   _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))));
+  return static_cast<unsigned>(_mm_movemask_epi8(special));
+}
+#endif
+
+// The first special byte of data[i, size), or size. Special bytes end a plain run: the quote, the
+// backslash, control characters and every non-ASCII byte (checked as UTF-8 by the caller). Sixteen bytes
+// at a time, the last few copied into a block of plain bytes; without SSE2, eight at a time (SWAR: each
+// test sets a byte's high bit), then one at a time.
+std::size_t first_special(const char* data, std::size_t size, std::size_t i) {
+#if defined(__SSE2__)
+  for (; i + 16 <= size; i += 16) {
+    if (unsigned mask = special_mask(data + i)) return i + static_cast<std::size_t>(__builtin_ctz(mask));
+  }
+  if (i < size) {
+    char block[16];
+    std::memset(block, 'a', sizeof block);
+    std::memcpy(block, data + i, size - i);
+    if (unsigned mask = special_mask(block)) return i + static_cast<std::size_t>(__builtin_ctz(mask));
+  }
+  return size;
+#else
+  static constexpr std::array<bool, 256> kSpecial = [] {
+    std::array<bool, 256> table{};
+    for (int c = 0; c < 256; ++c) table[c] = c < 0x20 || c >= 0x80 || c == '"' || c == '\\';
+    return table;
+  }();
+  for (; i + 8 <= size; i += 8) {
+    std::uint64_t word;
+    std::memcpy(&word, data + i, 8);
+    constexpr std::uint64_t kOnes = 0x0101010101010101ull, kHigh = 0x8080808080808080ull;
+    auto zero_byte = [&](std::uint64_t x) { return (x - kOnes) & ~x & kHigh; };
+    std::uint64_t special = (word & kHigh)                             // >= 0x80
+                            | ((word - 0x20 * kOnes) & ~word & kHigh)  // < 0x20
+                            | zero_byte(word ^ ('"' * kOnes)) | zero_byte(word ^ ('\\' * kOnes));
+    if (special != 0) break;
+  }
+  while (i < size && !kSpecial[static_cast<unsigned char>(data[i])]) ++i;
+  return i;
+#endif
+}
 
 }  // namespace
 
 void append_json_string(std::string& out, std::string_view text) {
   static constexpr char kHex[] = "0123456789abcdef";
-  out += '"';
   const char* data = text.data();
   const std::size_t size = text.size();
+  out.reserve(out.size() + size + 2);
+  out += '"';
   std::size_t plain = 0;  // start of the run not yet copied
-  for (std::size_t i = 0; i < size; ++i) {
-    // Eight bytes at a time while none of them is special (SWAR: each test sets a byte's high bit).
-    while (i + 8 <= size) {
-      std::uint64_t word;
-      std::memcpy(&word, data + i, 8);
-      constexpr std::uint64_t kOnes = 0x0101010101010101ull, kHigh = 0x8080808080808080ull;
-      auto zero_byte = [&](std::uint64_t x) { return (x - kOnes) & ~x & kHigh; };
-      std::uint64_t special = (word & kHigh)                       // >= 0x80
-                              | ((word - 0x20 * kOnes) & ~word & kHigh)  // < 0x20
-                              | zero_byte(word ^ ('"' * kOnes)) | zero_byte(word ^ ('\\' * kOnes));
-      if (special != 0) break;
-      i += 8;
-    }
-    if (i >= size) break;
+  for (std::size_t i = first_special(data, size, 0); i < size; i = first_special(data, size, i)) {
     unsigned char c = static_cast<unsigned char>(data[i]);
-    if (!kSpecial[c]) continue;
     if (c >= 0x80) {
       if (std::size_t length = utf8_sequence(text, i)) {
-        i += length - 1;
+        i += length;
         continue;
       }
     }
     out.append(data + plain, i - plain);
-    plain = i + 1;
+    plain = ++i;
     switch (c) {
       case '"': out += "\\\""; break;
       case '\\': out += "\\\\"; break;

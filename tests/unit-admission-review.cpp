@@ -117,4 +117,34 @@ TEST_CASE("base64 matches RFC 4648's test vectors") {
   CHECK(karta::base64_encode("foobar") == "Zm9vYmFy");
 }
 
+TEST_CASE("base64 agrees with a bit-by-bit encoder at every length, whatever the bytes") {
+  // The encoder takes six bytes at a time while eight can be read, then three, then the padded tail:
+  // every length up to 64 meets each of those paths and each way they hand over.
+  auto reference = [](const std::string& bytes) {
+    static const std::string alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    std::string out;
+    unsigned buffer = 0;
+    int bits = 0;
+    for (unsigned char c : bytes) {
+      buffer = (buffer << 8) | c;
+      bits += 8;
+      while (bits >= 6) out += alphabet[(buffer >> (bits -= 6)) & 63];
+    }
+    if (bits > 0) out += alphabet[(buffer << (6 - bits)) & 63];
+    while (out.size() % 4 != 0) out += '=';
+    return out;
+  };
+  std::string bytes;
+  std::size_t compared = 0;
+  for (std::size_t length = 0; length <= 64; ++length) {
+    CAPTURE(length);
+    CHECK(karta::base64_encode(bytes) == reference(bytes));
+    ++compared;
+    bytes += static_cast<char>((length * 97 + 13) % 256);  // bytes with the high bit set and clear
+  }
+  CHECK(compared == 65);
+  CHECK(karta::base64_encode(std::string(12, '\xff')) == "////////////////");
+  CHECK(karta::base64_encode(std::string(12, '\0')) == "AAAAAAAAAAAAAAAA");
+}
+
 }  // namespace unit_admission_review

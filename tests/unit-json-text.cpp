@@ -23,7 +23,7 @@ std::string written(std::string_view text) {
 
 TEST_CASE("strings are escaped as nlohmann::json escapes them, whatever the position of the escapes") {
   // Every special byte (and a multi-byte character) at every offset of strings up to 40 bytes long,
-  // so that the eight-bytes-at-a-time scan meets them at each position of a word and in the tail.
+  // so that the sixteen- and eight-bytes-at-a-time scans meet them at each position of a block and in the tail.
   const std::vector<std::string> specials = {"\"", "\\", "\n", "\t", std::string(1, '\0'), "\x01", "\x1f",
                                              "\x7f", "é", "日", "😀"};
   std::size_t compared = 0;
