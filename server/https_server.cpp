@@ -6,16 +6,18 @@
 // and it works with the server's accept, drain and session registry beside it; the file is a few lines over.
 
 #include <array>
+#include <csignal>
 #include <optional>
 #include <string_view>
 
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
-#include <boost/asio/ssl/stream.hpp>
-#include <boost/asio/write.hpp>
+#include <boost/asio/ssl/error.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <spdlog/spdlog.h>
+
+#include "server/tls_stream.h"
 
 namespace karta {
 
@@ -45,7 +47,7 @@ using Timer = net::basic_waitable_timer<std::chrono::steady_clock, net::wait_tra
 class HttpsServer::Session : public std::enable_shared_from_this<HttpsServer::Session> {
  public:
   Session(HttpsServer& server, Socket&& socket, std::shared_ptr<net::ssl::context> tls)
-      : server_(server), tls_(std::move(tls)), stream_(std::move(socket), *tls_), timer_(stream_.get_executor()) {
+      : server_(server), tls_(std::move(tls)), stream_(std::move(socket), tls_->native_handle()), timer_(stream_.get_executor()) {
     server_.register_session(this);
   }
   ~Session() { server_.unregister_session(this); }
@@ -92,8 +94,7 @@ class HttpsServer::Session : public std::enable_shared_from_this<HttpsServer::Se
 
   void on_run() {
     set_deadline(server_.options_.handshake_timeout);
-    stream_.async_handshake(net::ssl::stream_base::server,
-                            beast::bind_front_handler(&Session::on_handshake, shared_from_this()));
+    stream_.async_handshake(beast::bind_front_handler(&Session::on_handshake, shared_from_this()));
   }
 
   void on_handshake(beast::error_code ec) {
@@ -173,8 +174,8 @@ class HttpsServer::Session : public std::enable_shared_from_this<HttpsServer::Se
     }
     // The request's read deadline, already running, covers this write: a client that stops reading
     // cannot hold the connection past it.
-    net::async_write(stream_, net::buffer(kContinue.data(), kContinue.size()),
-                     beast::bind_front_handler(&Session::on_continue, shared_from_this()));
+    stream_.async_write({net::buffer(kContinue.data(), kContinue.size()), net::const_buffer()},
+                        beast::bind_front_handler(&Session::on_continue, shared_from_this()));
     return true;
   }
 
@@ -299,7 +300,7 @@ class HttpsServer::Session : public std::enable_shared_from_this<HttpsServer::Se
     }
     set_deadline(server_.options_.write_timeout);
     std::array<net::const_buffer, 2> buffers{net::buffer(out_), net::buffer(body_)};
-    net::async_write(stream_, buffers, beast::bind_front_handler(&Session::on_write, shared_from_this(), !keep_alive));
+    stream_.async_write(buffers, beast::bind_front_handler(&Session::on_write, shared_from_this(), !keep_alive));
   }
 
   void on_write(bool close, beast::error_code ec, std::size_t) {
@@ -336,7 +337,7 @@ class HttpsServer::Session : public std::enable_shared_from_this<HttpsServer::Se
 
   HttpsServer& server_;
   std::shared_ptr<net::ssl::context> tls_;  // outlives the stream: a reload must not free it under us
-  net::ssl::stream<Socket> stream_;
+  TlsStream stream_;  // OpenSSL on the socket itself (server/tls_stream.h)
   Timer timer_;
   std::chrono::steady_clock::time_point deadline_;
   bool timer_armed_ = false;
@@ -359,6 +360,9 @@ HttpsServer::HttpsServer(ServerOptions options, std::shared_ptr<CertificateStore
       drain_timer_(control()),
       signals_(control()) {
   for (auto& context : contexts_) work_guards_.push_back(net::make_work_guard(*context));
+  // OpenSSL writes to the socket itself (server/tls_stream.h), without MSG_NOSIGNAL: a peer gone
+  // mid-write must fail that write (EPIPE), not end the process, as in nginx.
+  std::signal(SIGPIPE, SIG_IGN);
 }
 
 HttpsServer::~HttpsServer() = default;

@@ -59,6 +59,9 @@ std::shared_ptr<boost::asio::ssl::context> make_server_tls_context(const TlsFile
     throw std::runtime_error(files.private_key.string() + " does not match the certificate in " +
                              files.certificate.string());
   }
+  // The serving threads' TLS (server/tls_stream.h) expects an empty error queue on the thread: whatever
+  // loading left there (a PEM reader's end-of-file, say) goes now.
+  ERR_clear_error();
   return context;
 }
 

@@ -3,6 +3,8 @@
 
 #include <doctest/doctest.h>
 
+#include <csignal>
+
 #include <boost/asio/error.hpp>
 #include <boost/asio/ssl/error.hpp>
 #include <boost/system/system_error.hpp>
@@ -144,6 +146,38 @@ TEST_CASE("an Expect other than 100-continue gets 417 Expectation Failed and a c
   CHECK(read_end(client) == kClosed);
   // Others are served as before.
   CHECK(test::HttpsClient(running.port, running.certificates.ca).request("GET", "/healthz").status == 200);
+}
+
+TEST_CASE("clients that vanish mid-request or before their answer cost the server nothing: the next one is served") {
+  test::RunningWebhook running;
+  // The server's TLS writes to the socket itself, where a write to a connection the peer has gone from
+  // raises SIGPIPE: the server ignores it (the write fails with EPIPE instead of ending the process).
+  struct sigaction action {};
+  REQUIRE(sigaction(SIGPIPE, nullptr, &action) == 0);
+  CHECK(reinterpret_cast<void*>(action.sa_handler) == reinterpret_cast<void*>(SIG_IGN));
+
+  const std::string review = test::admission_review(demo()).dump();
+  const std::string body = big_review();
+  for (int i = 0; i < 4; ++i) {
+    CAPTURE(i);
+    test::HttpsClient client(running.port, running.certificates.ca);
+    if (i % 2 == 0) {
+      client.send_partial(head("POST /mutate HTTP/1.1", "", body.size()) + body.substr(0, body.size() / 2));
+    } else {
+      client.send_partial(head("POST /mutate HTTP/1.1", "", review.size()) + review);
+    }
+    client.reset();  // mid-body, or with the answer on its way
+  }
+  test::HttpsClient next(running.port, running.certificates.ca);
+  CHECK(next.request("GET", "/healthz").status == 200);
+  auto reply = next.send_raw(head("POST /mutate HTTP/1.1", "", review.size()) + review);
+  REQUIRE(reply.status == 200);
+  CHECK(test::decoded_patch(json::parse(reply.body)) == json::parse(R"([
+      {"op": "add", "path": "/spec/replicatedJobs/0/template/spec/template/metadata/annotations",
+       "value": {"platform.example.com/owner": "platform"}},
+      {"op": "add", "path": "/spec/replicatedJobs/1/template/spec/template/metadata",
+       "value": {"annotations": {"platform.example.com/owner": "platform"},
+                 "labels": {"platform.example.com/managed": "true"}}}])"));
 }
 
 TEST_CASE("once shutdown began, responses carry Connection: close and their connections are closed") {

@@ -47,6 +47,13 @@ HttpsClient::~HttpsClient() {
   beast::get_lowest_layer(*impl_->stream).socket().close(ec);
 }
 
+void HttpsClient::reset() {
+  beast::error_code ec;
+  auto& socket = beast::get_lowest_layer(*impl_->stream).socket();
+  socket.set_option(net::socket_base::linger(true, 0), ec);  // close() then sends a reset
+  socket.close(ec);
+}
+
 bool HttpsClient::connected() const { return beast::get_lowest_layer(*impl_->stream).socket().is_open(); }
 
 HttpReply HttpsClient::request(const std::string& method, const std::string& target, const std::string& body,

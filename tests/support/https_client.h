@@ -35,6 +35,8 @@ class HttpsClient {
   // boost::system::system_error: beast::error::timeout when they did not come in time (the connection is
   // then unusable), another code (eof) when the server closed the connection.
   std::string receive_bytes(std::size_t count, std::chrono::milliseconds limit);
+  // Ends the connection abruptly, as a client that crashed: a TCP reset, no TLS close_notify.
+  void reset();
   std::string peer_certificate_serial() const;
   bool connected() const;
 
