@@ -12,28 +12,28 @@ namespace karta {
 namespace {
 
 // Reads an optional string member; a present non-string is an error naming the field.
-bool read_string(JsonElement object, const char* key, const std::string& where, std::string& out, std::string& error,
+bool read_string(JsonElement object, const char* key, std::string_view where, std::string& out, std::string& error,
                  bool required = false) {
   auto value = member(object, key);
   if (!value || value->is_null()) {
-    if (required) error = where + "." + key + ": is required";
+    if (required) error = std::string(where) + "." + key + ": is required";
     return !required;
   }
   auto text = string_of(*value);
   if (!text) {
-    error = where + "." + key + ": must be a string, not " + type_name(*value);
+    error = std::string(where) + "." + key + ": must be a string, not " + type_name(*value);
     return false;
   }
   out = std::string(*text);
   return true;
 }
 
-std::optional<JsonElement> read_object(JsonElement object, const char* key, const std::string& where,
+std::optional<JsonElement> read_object(JsonElement object, const char* key, std::string_view where,
                                        std::string& error) {
   auto value = member(object, key);
   if (!value || value->is_null()) return std::nullopt;
   if (!value->is_object()) {
-    error = where + "." + key + ": must be an object, not " + type_name(*value);
+    error = std::string(where) + "." + key + ": must be an object, not " + type_name(*value);
     return std::nullopt;
   }
   return value;

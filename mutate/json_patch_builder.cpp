@@ -35,6 +35,7 @@ JsonPatchBuilder::JsonPatchBuilder(JsonElement original)
     : original_(original),
       operations_(arena_.resource()),
       created_(arena_.resource()),
+      created_roots_(arena_.resource()),
       added_(arena_.resource()),
       path_buffer_(arena_.resource()),
       last_found_text_(arena_.resource()),
@@ -172,20 +173,23 @@ PatchChange JsonPatchBuilder::blocked(std::string reason) {
   return PatchChange::Blocked;
 }
 
-JsonPatchBuilder::Pointer::Pointer(std::string_view escaped) : text(escaped) {
+const boost::container::small_vector<std::string_view, 16>& JsonPatchBuilder::Pointer::tokens() const {
+  if (split_) return tokens_;
+  split_ = true;
   std::string_view rest(text);
   while (!rest.empty()) {  // text starts with '/' when not empty
     rest.remove_prefix(1);
     std::size_t end = rest.find('/');
-    tokens.push_back(rest.substr(0, end));
+    tokens_.push_back(rest.substr(0, end));
     if (end == std::string_view::npos) break;
     rest.remove_prefix(end);
   }
+  return tokens_;
 }
 
 std::string_view JsonPatchBuilder::Pointer::prefix(std::size_t n) const {
   if (n == 0) return {};
-  const std::string_view& last = tokens[n - 1];
+  const std::string_view& last = tokens()[n - 1];
   return text.substr(0, static_cast<std::size_t>(last.data() - text.data()) + last.size());
 }
 
@@ -217,15 +221,18 @@ void JsonPatchBuilder::own_borrowed_under(std::string_view pointer) {
     op.borrowed = nullptr;
     --borrowed_;
     created_.emplace(op.path, op.value);
+    created_roots_.push_back(op.path);
   }
 }
 
 JsonPatchBuilder::Place JsonPatchBuilder::find_container(const Pointer& pointer, bool leaf_is_array) {
   if (borrowed_ != 0) own_borrowed_under(pointer.text);
   Place place;
-  const auto& tokens = pointer.tokens;
   // Inside something this patch already creates?
-  for (std::size_t length = tokens.size(); length >= 1 && !created_.empty(); --length) {
+  const bool maybe_created = std::any_of(created_roots_.begin(), created_roots_.end(),
+                                         [&](std::string_view root) { return at_or_under(pointer.text, root); });
+  for (std::size_t length = maybe_created ? pointer.tokens().size() : 0; length >= 1; --length) {
+    const auto& tokens = pointer.tokens();
     auto it = created_.find(pointer.prefix(length));
     if (it == created_.end()) continue;
     Node* node = it->second;
@@ -256,15 +263,23 @@ JsonPatchBuilder::Place JsonPatchBuilder::find_container(const Pointer& pointer,
     place.original = last_found_;
     return place;
   }
+  // Walked token by token from the text, without splitting it: from a remembered template, a container
+  // is a token or two away.
+  const std::string_view text = pointer.text;
   JsonElement node = original_;
-  std::size_t first = 0;
-  if (remembered_ && at_or_under(pointer.text, remembered_text_)) {
+  std::size_t offset = 0;  // text[offset] is the '/' before token i
+  std::size_t i = 0;
+  if (remembered_ && at_or_under(text, remembered_text_)) {
     node = *remembered_;
-    first = remembered_tokens_;
+    offset = remembered_text_.size();
+    i = remembered_tokens_;
   }
-  for (std::size_t i = first; i < tokens.size(); ++i) {
+  for (; offset < text.size(); ++i) {
+    const std::size_t slash = text.find('/', offset + 1);
+    const std::size_t end = slash == std::string_view::npos ? text.size() : slash;
+    const std::string_view token = text.substr(offset + 1, end - offset - 1);
     if (node.is_object()) {
-      auto found = member(node, TokenKey(tokens[i]).view());
+      auto found = member(node, TokenKey(token).view());
       if (!found || found->is_null()) {
         place.missing_from = i;
         return place;
@@ -272,18 +287,19 @@ JsonPatchBuilder::Place JsonPatchBuilder::find_container(const Pointer& pointer,
       node = *found;
     } else if (node.is_array()) {
       std::size_t index = 0;
-      auto item = array_of(node).at(parse_index(std::string(tokens[i]), index) ? index : SIZE_MAX);
+      auto item = array_of(node).at(parse_index(std::string(token), index) ? index : SIZE_MAX);
       if (item.error()) {
         place.blocked = true;
-        blocked_reason_ = std::string(pointer.prefix(i + 1)) + " is past the end of a list";
+        blocked_reason_ = std::string(text.substr(0, end)) + " is past the end of a list";
         return place;
       }
       node = item.value_unsafe();
     } else {
       place.blocked = true;
-      blocked_reason_ = std::string(pointer.prefix(i)) + " is " + described(node) + ", not an object";
+      blocked_reason_ = std::string(text.substr(0, offset)) + " is " + described(node) + ", not an object";
       return place;
     }
+    offset = end;
   }
   place.original = node;
   last_found_text_.assign(pointer.text);  // reuses its buffer
@@ -373,7 +389,7 @@ PatchChange JsonPatchBuilder::set_member_value(const JsonPointer& map, std::stri
 }
 
 void JsonPatchBuilder::add_created(const Pointer& pointer, std::size_t missing_from, Node* leaf) {
-  const auto& tokens = pointer.tokens;
+  const auto& tokens = pointer.tokens();
   // Every container the add creates is remembered, so later changes beneath it fold into this one add.
   created_.emplace(arena_.keep(pointer.prefix(tokens.size())), leaf);
   Node* created = leaf;
@@ -386,11 +402,12 @@ void JsonPatchBuilder::add_created(const Pointer& pointer, std::size_t missing_f
     created_.emplace(arena_.keep(pointer.prefix(i)), created);
   }
   add_operation(pointer.prefix(missing_from + 1), created);
+  created_roots_.push_back(operations_.back().path);
 }
 
 PatchChange JsonPatchBuilder::append_unique(const JsonPointer& array, const json& value) {
   const Pointer pointer(array.text());
-  if (pointer.tokens.empty()) return blocked("cannot append to the document itself");
+  if (pointer.tokens().empty()) return blocked("cannot append to the document itself");
   Place place = find_container(pointer, /*leaf_is_array=*/true);
   if (place.blocked) return PatchChange::Blocked;
   if (place.created != nullptr) {
@@ -432,10 +449,10 @@ PatchChange JsonPatchBuilder::append_all_unique(const JsonPointer& array, const 
   for (std::size_t i = 0; i < values.size() && distinct; ++i) {
     for (std::size_t j = i + 1; j < values.size() && distinct; ++j) distinct = values[i] != values[j];
   }
-  if (distinct && !pointer.tokens.empty()) {
+  if (distinct && !pointer.tokens().empty()) {
     Place place = find_container(pointer, /*leaf_is_array=*/true);
     if (place.blocked) return PatchChange::Blocked;
-    if (!place.created && !place.original && place.missing_from + 1 == pointer.tokens.size()) {
+    if (!place.created && !place.original && place.missing_from + 1 == pointer.tokens().size()) {
       add_operation(pointer.text, nullptr, &values);
       text_size_hint_ += 64 * values.size();
       ++borrowed_;

@@ -117,14 +117,20 @@ class JsonPatchBuilder {
   void own_borrowed_under(std::string_view pointer);
 
   // A JSON Pointer as its escaped text and views of its escaped reference tokens, so that the pointer to
-  // the first n tokens, prefix(n), costs no copy, nor does splitting it (up to 16 tokens).
-  struct Pointer {
+  // the first n tokens, prefix(n), costs no copy, nor does splitting it (up to 16 tokens). Split on first
+  // use: a container found as the last one was, or a member added there, needs only the text.
+  class Pointer {
+   public:
     std::string_view text;  // the caller's JsonPointer text: it outlives the call
-    boost::container::small_vector<std::string_view, 16> tokens;
-    explicit Pointer(std::string_view escaped);
+    explicit Pointer(std::string_view escaped) : text(escaped) {}
     Pointer(const Pointer&) = delete;
     Pointer& operator=(const Pointer&) = delete;
+    const boost::container::small_vector<std::string_view, 16>& tokens() const;
     std::string_view prefix(std::size_t n) const;
+
+   private:
+    mutable boost::container::small_vector<std::string_view, 16> tokens_;
+    mutable bool split_ = false;
   };
   // Where a container is: in the original object, inside a value this patch creates, or nowhere yet.
   struct Place {
@@ -145,6 +151,9 @@ class JsonPatchBuilder {
   // Containers created by this patch, by pointer; operations on members of the original's maps, by path
   // (their index in operations_).
   std::pmr::map<std::string_view, Node*> created_;
+  // The paths of the operations that create containers: every key of created_ is at or under one of them,
+  // so a pointer under none of them is looked up in the original without trying created_.
+  std::pmr::vector<std::string_view> created_roots_;
   std::pmr::map<std::string_view, std::size_t> added_;
   std::forward_list<json> scalars_;  // the numbers, booleans and nulls given as json (not on the admission path)
   std::string blocked_reason_;
