@@ -132,37 +132,6 @@ void JsonPatchBuilder::put_member(Node& object, std::string_view key, Node* valu
   }
 }
 
-void JsonPatchBuilder::write(std::string& out, const Node& node) {
-  switch (node.kind) {
-    case Node::Kind::String:
-      append_json_string(out, node.text);
-      return;
-    case Node::Kind::Scalar:
-      append_json(out, *node.scalar);
-      return;
-    case Node::Kind::Object: {
-      out += '{';
-      for (std::size_t i = 0; i < node.members.size(); ++i) {
-        if (i != 0) out += ',';
-        append_json_string(out, node.members[i].first);
-        out += ':';
-        write(out, *node.members[i].second);
-      }
-      out += '}';
-      return;
-    }
-    case Node::Kind::Array: {
-      out += '[';
-      for (std::size_t i = 0; i < node.items.size(); ++i) {
-        if (i != 0) out += ',';
-        write(out, *node.items[i]);
-      }
-      out += ']';
-      return;
-    }
-  }
-}
-
 void JsonPatchBuilder::add_operation(std::string_view path, Node* value, const json* borrowed) {
   operations_.push_back({arena_.keep(path), value, borrowed});
   text_size_hint_ += 32 + path.size() + 8;
@@ -466,32 +435,6 @@ PatchChange JsonPatchBuilder::append_all_unique(const JsonPointer& array, const 
     if (change == PatchChange::Added) result = change;
   }
   return result;
-}
-
-void JsonPatchBuilder::write_patch(std::string& out) const {
-  out += '[';
-  for (std::size_t i = 0; i < operations_.size(); ++i) {
-    const Operation& op = operations_[i];
-    out += i == 0 ? R"({"op":"add","path":)" : R"(,{"op":"add","path":)";
-    append_json_string(out, op.path);
-    out += R"(,"value":)";
-    if (op.borrowed != nullptr) {
-      append_json(out, *op.borrowed);
-    } else {
-      write(out, *op.value);
-    }
-    out += '}';
-  }
-  out += ']';
-}
-
-JsonPatch JsonPatchBuilder::patch() const {
-  JsonPatch patch;
-  patch.operations = operations_.size();
-  patch.text.clear();
-  patch.text.reserve(text_size_hint_);
-  write_patch(patch.text);
-  return patch;
 }
 
 }  // namespace karta
