@@ -31,12 +31,12 @@ std::optional<double> parse_quantity(const json& quantity) {
 PodRequests container_requests(JsonElement resources, const std::vector<std::string>& gpu_names) {
   PodRequests r;
   if (!resources.is_object()) return r;
-  auto amount = [&](const std::string& name) {
+  const std::optional<JsonElement> sections[] = {member(resources, "limits"), member(resources, "requests")};
+  auto amount = [&](std::string_view name) {
     double value = 0;
-    for (const char* section : {"limits", "requests"}) {
-      auto s = member(resources, section);
-      if (!s) continue;
-      auto q = member(*s, name);
+    for (const auto& section : sections) {
+      if (!section) continue;
+      auto q = member(*section, name);
       if (!q) continue;
       if (auto parsed = parse_quantity(*q)) value = std::max(value, *parsed);
     }
