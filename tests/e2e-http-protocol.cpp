@@ -54,6 +54,16 @@ boost::system::error_code read_end(test::HttpsClient& client) {
 
 const boost::system::error_code kClosed = boost::asio::error::eof;
 
+// The patch RunningWebhook's policy gives the demo JobSet.
+json demo_patch() {
+  return json::parse(R"([
+      {"op": "add", "path": "/spec/replicatedJobs/0/template/spec/template/metadata/annotations",
+       "value": {"platform.example.com/owner": "platform"}},
+      {"op": "add", "path": "/spec/replicatedJobs/1/template/spec/template/metadata",
+       "value": {"annotations": {"platform.example.com/owner": "platform"},
+                 "labels": {"platform.example.com/managed": "true"}}}])");
+}
+
 }  // namespace
 
 TEST_CASE("Expect: 100-continue is answered 100 Continue before the body, and the request then served") {
@@ -172,12 +182,21 @@ TEST_CASE("clients that vanish mid-request or before their answer cost the serve
   CHECK(next.request("GET", "/healthz").status == 200);
   auto reply = next.send_raw(head("POST /mutate HTTP/1.1", "", review.size()) + review);
   REQUIRE(reply.status == 200);
-  CHECK(test::decoded_patch(json::parse(reply.body)) == json::parse(R"([
-      {"op": "add", "path": "/spec/replicatedJobs/0/template/spec/template/metadata/annotations",
-       "value": {"platform.example.com/owner": "platform"}},
-      {"op": "add", "path": "/spec/replicatedJobs/1/template/spec/template/metadata",
-       "value": {"annotations": {"platform.example.com/owner": "platform"},
-                 "labels": {"platform.example.com/managed": "true"}}}])"));
+  CHECK(test::decoded_patch(json::parse(reply.body)) == demo_patch());
+}
+
+TEST_CASE("a request that arrives a few bytes per TLS record is put together across them and answered") {
+  // Each send_partial is a TLS record of its own: the server's reads take one small record at a time
+  // (and wait for the socket between them) while the parser asks for more.
+  test::RunningWebhook running;
+  test::HttpsClient client(running.port, running.certificates.ca);
+  const std::string review = test::admission_review(demo()).dump();
+  const std::string request = head("POST /mutate HTTP/1.1", "", review.size()) + review;
+  for (std::size_t at = 0; at < request.size(); at += 61) client.send_partial(request.substr(at, 61));
+  auto reply = client.receive();
+  REQUIRE(reply.status == 200);
+  CHECK(test::decoded_patch(json::parse(reply.body)) == demo_patch());
+  CHECK(client.request("GET", "/healthz").status == 200);  // and the connection is still in step
 }
 
 TEST_CASE("once shutdown began, responses carry Connection: close and their connections are closed") {
