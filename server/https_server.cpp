@@ -3,7 +3,7 @@
 // The HTTPS server and its connections. Longer than 500 lines because HttpsServer::Session, the server's
 // private nested class, is one Beast state machine (handshake, reads with 100-continue, the handler,
 // the write, keep-alive, deadlines, TLS shutdown) whose steps chain one another's completion handlers,
-// and it works with the server's accept, drain and session registry beside it; the file is a few lines over.
+// and it works with the server's accept, drain and session registry beside it. (Its TLS is in tls_stream.h.)
 
 #include <array>
 #include <csignal>
@@ -461,7 +461,11 @@ void HttpsServer::do_accept() {
       // the acknowledgement of the previous one (Nagle's algorithm).
       beast::error_code option_error;
       socket.set_option(tcp::no_delay(true), option_error);
-      std::make_shared<Session>(*this, std::move(socket), certificates_->current())->run();
+      try {
+        std::make_shared<Session>(*this, std::move(socket), certificates_->current())->run();
+      } catch (const std::exception& e) {  // no memory for its TLS state, say: this connection only
+        spdlog::warn("dropping a new connection: {}", e.what());
+      }
     }
     if (!stopping_) do_accept();
   });

@@ -10,13 +10,14 @@ namespace karta {
 
 namespace net = boost::asio;
 
-TlsStream::TlsStream(Socket&& socket, SSL_CTX* context) : socket_(std::move(socket)), ssl_(SSL_new(context)) {
-  if (ssl_ == nullptr) {
+TlsStream::TlsStream(Socket&& socket, SSL_CTX* context) : socket_(std::move(socket)), ssl_(nullptr) {
+  socket_.non_blocking(true);  // OpenSSL's reads and writes return at once; Asio waits for readiness
+  ssl_ = SSL_new(context);
+  if (ssl_ == nullptr || SSL_set_fd(ssl_, static_cast<int>(socket_.native_handle())) != 1) {
+    SSL_free(ssl_);  // only an allocation can fail here
     ERR_clear_error();
     throw std::bad_alloc();
   }
-  socket_.non_blocking(true);  // OpenSSL's reads and writes return at once; Asio waits for readiness
-  SSL_set_fd(ssl_, static_cast<int>(socket_.native_handle()));
   SSL_set_accept_state(ssl_);
   // One recv takes what has arrived (a whole request's record, usually), not a record's 5-byte header
   // first and its body in a second call.

@@ -36,7 +36,8 @@ class TlsStream {
   using Socket = boost::asio::basic_stream_socket<boost::asio::ip::tcp, boost::asio::io_context::executor_type>;
   using error_code = boost::system::error_code;
 
-  // Throws std::bad_alloc when OpenSSL cannot make the connection's state.
+  // Throws std::bad_alloc when OpenSSL cannot make the connection's state, boost::system::system_error
+  // when the socket cannot be made non-blocking.
   TlsStream(Socket&& socket, SSL_CTX* context);
   ~TlsStream();
   TlsStream(const TlsStream&) = delete;
