@@ -1,6 +1,7 @@
 #include "json/json_pointer.h"
 
 #include <charconv>
+#include <cstring>
 
 namespace karta {
 
@@ -50,8 +51,18 @@ void append_escaped_pointer_token(std::pmr::string& out, std::string_view token)
 }
 
 JsonPointer& JsonPointer::operator/=(std::string_view token) {
-  text_.push_back('/');
-  append_escaped_text(text_, token);
+  bool plain = true;  // nothing to escape: nearly every token
+  for (char c : token) plain &= c != '~' && c != '/';
+  if (!plain) {
+    text_.push_back('/');
+    append_escaped_text(text_, token);
+    return *this;
+  }
+  // Grown once and copied into, not inserted through the vector's generic range insert.
+  const std::size_t size = text_.size();
+  text_.resize(size + 1 + token.size(), boost::container::default_init);
+  text_[size] = '/';
+  if (!token.empty()) std::memcpy(text_.data() + size + 1, token.data(), token.size());
   return *this;
 }
 

@@ -1,9 +1,11 @@
 #include <doctest/doctest.h>
 
 #include <optional>
+#include <string>
 #include <thread>
 
 #include "json/json_document.h"
+#include "json/json_pointer.h"
 
 namespace unit_json_document {  // this file's names, apart from other tests' in a unity build
 
@@ -117,6 +119,28 @@ TEST_CASE("documents parsed one after another on a thread stay whole: a released
   CHECK(karta::to_json(moved->root()) == json::parse(R"({"e":[5,6]})"));
   moved.reset();
   CHECK(karta::to_json(JsonDocument::parse(R"({"f":"six"})").root()) == json::parse(R"({"f":"six"})"));
+}
+
+TEST_CASE("pointers are extended token by token, escaped as RFC 6901 says, past their inline buffer too") {
+  karta::JsonPointer pointer;
+  pointer /= "spec";
+  pointer /= std::string_view("");  // an empty key is a token too
+  pointer /= "a/b~c";
+  pointer /= std::size_t{12};
+  CHECK(pointer.text() == "/spec//a~1b~0c/12");
+  CHECK(pointer.back() == "12");
+  CHECK(pointer.parent_pointer().back() == "a/b~c");
+  // Past the 88 bytes kept inline, the text moves to the heap and goes on growing.
+  std::string expected = pointer.to_string();
+  for (int i = 0; i < 20; ++i) {
+    const std::string token = i % 3 == 0 ? "x~" + std::to_string(i) : "key-" + std::to_string(i);
+    pointer /= token;
+    expected += "/" + (i % 3 == 0 ? "x~0" + std::to_string(i) : token);
+  }
+  CHECK(expected.size() > karta::JsonPointer::kInlineSize);
+  CHECK(pointer.text() == expected);
+  CHECK((karta::JsonPointer("/metadata") / "labels" / "kai.scheduler/queue").text() ==
+        "/metadata/labels/kai.scheduler~1queue");
 }
 
 }  // namespace unit_json_document
