@@ -36,9 +36,15 @@ void append_escaped(Out& out, std::string_view token, Append append) {
   append(out, token.substr(plain));
 }
 
-void append_escaped_text(JsonPointer::Text& out, std::string_view token) {
-  append_escaped(out, token, [](JsonPointer::Text& o, std::string_view text) { o.insert(o.end(), text.begin(), text.end()); });
+// Grown once and copied into, not inserted through small_vector's generic range insert.
+void append_text(JsonPointer::Text& out, std::string_view text) {
+  if (text.empty()) return;
+  const std::size_t size = out.size();
+  out.resize(size + text.size(), boost::container::default_init);
+  std::memcpy(out.data() + size, text.data(), text.size());
 }
+
+void append_escaped_text(JsonPointer::Text& out, std::string_view token) { append_escaped(out, token, append_text); }
 
 }  // namespace
 
@@ -51,18 +57,8 @@ void append_escaped_pointer_token(std::pmr::string& out, std::string_view token)
 }
 
 JsonPointer& JsonPointer::operator/=(std::string_view token) {
-  bool plain = true;  // nothing to escape: nearly every token
-  for (char c : token) plain &= c != '~' && c != '/';
-  if (!plain) {
-    text_.push_back('/');
-    append_escaped_text(text_, token);
-    return *this;
-  }
-  // Grown once and copied into, not inserted through the vector's generic range insert.
-  const std::size_t size = text_.size();
-  text_.resize(size + 1 + token.size(), boost::container::default_init);
-  text_[size] = '/';
-  if (!token.empty()) std::memcpy(text_.data() + size + 1, token.data(), token.size());
+  text_.push_back('/');
+  append_escaped_text(text_, token);
   return *this;
 }
 
@@ -70,7 +66,7 @@ JsonPointer& JsonPointer::operator/=(std::size_t index) {
   char digits[24];
   digits[0] = '/';
   auto end = std::to_chars(digits + 1, digits + sizeof digits, index).ptr;
-  text_.insert(text_.end(), digits, end);
+  append_text(text_, std::string_view(digits, static_cast<std::size_t>(end - digits)));
   return *this;
 }
 

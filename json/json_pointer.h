@@ -14,6 +14,7 @@
 #include <memory_resource>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <boost/container/small_vector.hpp>
@@ -23,6 +24,21 @@ namespace karta {
 // Whether the escaped pointer `pointer` is `prefix` or lies under it ("/a/b" is under "/a", "/ab" is not).
 inline bool at_or_under(std::string_view pointer, std::string_view prefix) {
   return pointer.starts_with(prefix) && (pointer.size() == prefix.size() || pointer[prefix.size()] == '/');
+}
+
+// Calls visit(escaped_token) for each reference token of an escaped pointer's text (empty, or starting
+// with '/'), in order; each token is a view into `escaped`. Stops, returning false, when visit does.
+template <typename Visit>
+bool for_each_escaped_token(std::string_view escaped, Visit&& visit) {
+  std::string_view rest = escaped;
+  while (!rest.empty()) {
+    rest.remove_prefix(1);
+    std::size_t end = rest.find('/');
+    if (!visit(rest.substr(0, end))) return false;
+    if (end == std::string_view::npos) break;
+    rest.remove_prefix(end);
+  }
+  return true;
 }
 
 class JsonPointer {
@@ -59,15 +75,7 @@ class JsonPointer {
   // Calls visit(escaped_token) for each token, in order, without copying; stops when it returns false.
   template <typename Visit>
   bool for_each_escaped(Visit&& visit) const {
-    std::string_view rest = text();
-    while (!rest.empty()) {
-      rest.remove_prefix(1);
-      std::size_t end = rest.find('/');
-      if (!visit(rest.substr(0, end))) return false;
-      if (end == std::string_view::npos) break;
-      rest.remove_prefix(end);
-    }
-    return true;
+    return for_each_escaped_token(text(), std::forward<Visit>(visit));
   }
 
  private:

@@ -145,14 +145,10 @@ PatchChange JsonPatchBuilder::blocked(std::string reason) {
 const boost::container::small_vector<std::string_view, 16>& JsonPatchBuilder::Pointer::tokens() const {
   if (split_) return tokens_;
   split_ = true;
-  std::string_view rest(text);
-  while (!rest.empty()) {  // text starts with '/' when not empty
-    rest.remove_prefix(1);
-    std::size_t end = rest.find('/');
-    tokens_.push_back(rest.substr(0, end));
-    if (end == std::string_view::npos) break;
-    rest.remove_prefix(end);
-  }
+  for_each_escaped_token(text, [&](std::string_view token) {
+    tokens_.push_back(token);
+    return true;
+  });
   return tokens_;
 }
 
@@ -236,22 +232,20 @@ JsonPatchBuilder::Place JsonPatchBuilder::find_container(const Pointer& pointer,
   // is a token or two away.
   const std::string_view text = pointer.text;
   JsonElement node = original_;
-  std::size_t offset = 0;  // text[offset] is the '/' before token i
-  std::size_t i = 0;
+  std::size_t first = 0;  // where the tokens still to walk start in text
+  std::size_t i = 0;      // the index of the next token
   if (remembered_ && at_or_under(text, remembered_text_)) {
     node = *remembered_;
-    offset = remembered_text_.size();
+    first = remembered_text_.size();
     i = remembered_tokens_;
   }
-  for (; offset < text.size(); ++i) {
-    const std::size_t slash = text.find('/', offset + 1);
-    const std::size_t end = slash == std::string_view::npos ? text.size() : slash;
-    const std::string_view token = text.substr(offset + 1, end - offset - 1);
+  const bool walked = for_each_escaped_token(text.substr(first), [&](std::string_view token) {
+    const auto start = static_cast<std::size_t>(token.data() - text.data());  // past the token's '/'
     if (node.is_object()) {
       auto found = member(node, TokenKey(token).view());
       if (!found || found->is_null()) {
         place.missing_from = i;
-        return place;
+        return false;
       }
       node = *found;
     } else if (node.is_array()) {
@@ -259,17 +253,19 @@ JsonPatchBuilder::Place JsonPatchBuilder::find_container(const Pointer& pointer,
       auto item = array_of(node).at(parse_index(std::string(token), index) ? index : SIZE_MAX);
       if (item.error()) {
         place.blocked = true;
-        blocked_reason_ = std::string(text.substr(0, end)) + " is past the end of a list";
-        return place;
+        blocked_reason_ = std::string(text.substr(0, start + token.size())) + " is past the end of a list";
+        return false;
       }
       node = item.value_unsafe();
     } else {
       place.blocked = true;
-      blocked_reason_ = std::string(text.substr(0, offset)) + " is " + described(node) + ", not an object";
-      return place;
+      blocked_reason_ = std::string(text.substr(0, start - 1)) + " is " + described(node) + ", not an object";
+      return false;
     }
-    offset = end;
-  }
+    ++i;
+    return true;
+  });
+  if (!walked) return place;
   place.original = node;
   last_found_text_.assign(pointer.text);  // reuses its buffer
   last_found_ = node;
