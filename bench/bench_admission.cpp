@@ -139,6 +139,14 @@ json first_document(const fs::path& file) { return karta::read_documents(file).a
 
 json demo_jobset() { return first_document(source_dir() / "examples/jobset-demo.yaml"); }
 
+// The demo JobSet as a kind no definition describes: admitted without work.
+json unknown_kind_object() {
+  json object = demo_jobset();
+  object["apiVersion"] = "example.com/v1";
+  object["kind"] = "Gizmo";
+  return object;
+}
+
 // The corpus RayCluster with `groups` worker groups (copies of its worker group, renamed).
 json large_raycluster(std::size_t groups) {
   json cluster = first_document(corpus_dir() / "samples/raycluster-1.yaml");
@@ -260,10 +268,7 @@ int repeat_admissions(const std::string& input, long count) {
   if (input == "demo_jobset") {
     body = review_body(demo_jobset());
   } else if (input == "unknown_kind") {
-    json object = demo_jobset();
-    object["apiVersion"] = "example.com/v1";
-    object["kind"] = "Gizmo";
-    body = review_body(object);
+    body = review_body(unknown_kind_object());
   } else if (input == "raycluster_50_groups") {
     body = review_body(large_raycluster(50));
   } else {
@@ -304,10 +309,7 @@ int main(int argc, char** argv) {
   std::string demo = review_body(demo_jobset());
   std::string ray = review_body(large_raycluster(50));
   std::string big = review_body(large_jobset(2'500'000));
-  json unknown_object = demo_jobset();
-  unknown_object["apiVersion"] = "example.com/v1";
-  unknown_object["kind"] = "Gizmo";
-  std::string unknown = review_body(unknown_object);
+  std::string unknown = review_body(unknown_kind_object());
 
   auto add = [](const std::string& name, std::shared_ptr<karta::AdmissionService> service, const std::string& body) {
     return benchmark::RegisterBenchmark(name.c_str(), [service, body](benchmark::State& s) {

@@ -79,11 +79,13 @@ count_server() {
     --tls-cert-file certs/tls.crt --tls-private-key-file certs/tls.key --bind-address 127.0.0.1 \
     --port "$server_port" --threads 1 --policy "$repo/examples/policy.yaml" --log-level warn) >"$work/server.log" 2>&1 &
   server_pid=$!
+  local ready=
   for _ in $(seq 240); do
-    curl -sk -o /dev/null --max-time 2 "https://127.0.0.1:$server_port/readyz" && break
+    curl -sk -o /dev/null --max-time 2 "https://127.0.0.1:$server_port/readyz" && ready=1 && break
     kill -0 "$server_pid" 2>/dev/null || die "server: the webhook exited: $(tail -n 5 "$work/server.log")"
     sleep 0.5
   done
+  [[ -n "$ready" ]] || die "server: no /readyz 200 within 2 minutes"
   local f=$few m=$many a b
   a=$(server_instructions "$f")
   b=$(server_instructions "$m")
