@@ -109,6 +109,14 @@ std::optional<SimplePath> SimplePath::parse(std::string_view text) {
     }
     first = false;
   }
+  path.escaped_.reserve(path.steps_.size());
+  for (const Step& step : path.steps_) {
+    std::string& escaped = path.escaped_.emplace_back();
+    if (const auto* field = std::get_if<Field>(&step)) {
+      escaped = "/";
+      append_escaped_pointer_token(escaped, field->name);
+    }
+  }
   return path;
 }
 
@@ -138,7 +146,7 @@ SimplePath::Result SimplePath::evaluate(JsonElement document, std::size_t max_ou
           result.error = std::string("Cannot index ") + type_name(*value) + " with string \"" + field->name + "\"";
           return result;
         }
-        frame.pointer /= field->name;
+        frame.pointer.append_escaped(escaped_[frame.step]);
       } else {
         const auto& index = std::get<Index>(steps_[frame.step]);
         if (!null && value->is_array()) {
@@ -170,16 +178,18 @@ SimplePath::Result SimplePath::evaluate(JsonElement document, std::size_t max_ou
                             : std::string("Cannot iterate over ") + type_name(*value);
       return result;
     }
-    // Pushed in reverse so the first element is processed first.
+    // Pushed in reverse so the first element is processed first; each frame built where it is kept.
+    auto branch = [&](JsonElement item) -> JsonPointer& {
+      Frame& next = stack.emplace_back(Frame{frame.pointer, item, frame.step + 1});
+      return next.pointer;
+    };
     if (value->is_array()) {
       boost::container::small_vector<JsonElement, 16> items;
       for (auto item : array_of(*value)) items.push_back(item);
-      for (std::size_t i = items.size(); i-- > 0;) stack.push_back({frame.pointer / i, items[i], frame.step + 1});
+      for (std::size_t i = items.size(); i-- > 0;) branch(items[i]) /= i;
     } else {
       auto members = sorted_members(*value);
-      for (auto it = members.rbegin(); it != members.rend(); ++it) {
-        stack.push_back({frame.pointer / it->first, it->second, frame.step + 1});
-      }
+      for (auto it = members.rbegin(); it != members.rend(); ++it) branch(it->second) /= it->first;
     }
   }
   return result;

@@ -59,6 +59,7 @@ class SimplePath {
 
  private:
   std::vector<Step> steps_;
+  std::vector<std::string> escaped_;  // per step: a Field's reference token, escaped, with its '/'; else ""
 };
 
 }  // namespace karta

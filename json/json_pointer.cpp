@@ -62,6 +62,11 @@ JsonPointer& JsonPointer::operator/=(std::string_view token) {
   return *this;
 }
 
+JsonPointer& JsonPointer::append_escaped(std::string_view escaped_tokens) {
+  append_text(text_, escaped_tokens);
+  return *this;
+}
+
 JsonPointer& JsonPointer::operator/=(std::size_t index) {
   char digits[24];
   digits[0] = '/';

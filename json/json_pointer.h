@@ -56,6 +56,9 @@ class JsonPointer {
 
   JsonPointer& operator/=(std::string_view token);  // an unescaped token
   JsonPointer& operator/=(std::size_t index);
+  // Appends reference tokens already escaped, each with its '/' ("/a~1b/c"): a path compiled once
+  // appends its tokens without scanning them again per request.
+  JsonPointer& append_escaped(std::string_view escaped_tokens);
   // By value and returned as is, so `a / "b" / "c"` moves one string along instead of copying it.
   friend JsonPointer operator/(JsonPointer pointer, std::string_view token) {
     pointer /= token;

@@ -143,4 +143,19 @@ TEST_CASE("pointers are extended token by token, escaped as RFC 6901 says, past 
         "/metadata/labels/kai.scheduler~1queue");
 }
 
+TEST_CASE("tokens escaped beforehand are appended as they are, past the inline buffer too") {
+  karta::JsonPointer pointer("/spec/template");
+  pointer.append_escaped("/metadata/labels");
+  CHECK(pointer.text() == "/spec/template/metadata/labels");
+  pointer.append_escaped("");
+  CHECK(pointer.text() == "/spec/template/metadata/labels");
+  pointer.append_escaped("/kai.scheduler~1queue");  // left escaped: not escaped twice
+  CHECK(pointer.text() == "/spec/template/metadata/labels/kai.scheduler~1queue");
+  CHECK(pointer.back() == "kai.scheduler/queue");
+  const std::string long_tokens = "/" + std::string(100, 'x') + "/y~0z";
+  pointer.append_escaped(long_tokens);
+  CHECK(pointer.text() == "/spec/template/metadata/labels/kai.scheduler~1queue" + long_tokens);
+  CHECK(pointer.back() == "y~z");
+}
+
 }  // namespace unit_json_document
