@@ -119,8 +119,13 @@ WorkloadLayout locate_pod_templates(DefinitionEvaluation& evaluation) {
     if (plan.spec_kind == SpecKind::None) continue;
     const std::string& component = plan.component->name;
 
-    // The i-th output of every location expression belongs to instance i.
-    std::vector<PodTemplateLocation> instances;
+    // The i-th output of every location expression belongs to instance i: instance i is built in place at
+    // layout.templates[first + i] (a location is some twelve pointers: moving one costs), and the instances
+    // skipped or found twice are dropped once all are known.
+    std::vector<PodTemplateLocation>& all = layout.templates;
+    const std::size_t first = all.size();
+    auto instance = [&](std::size_t i) -> PodTemplateLocation& { return all[first + i]; };
+    auto skip = [&](PodTemplateLocation& t) { t = PodTemplateLocation(); };  // kind None: dropped below
     if (plan.spec_kind == SpecKind::Fragmented) {
       const auto* labels = locator.pointers(plan.labels);
       const auto* annotations = locator.pointers(plan.annotations);
@@ -134,9 +139,9 @@ WorkloadLayout locate_pod_templates(DefinitionEvaluation& evaluation) {
       for (const auto* list : {labels, annotations, scheduler, tolerations, node_selector, resources, containers, container}) {
         if (list != nullptr) count = std::max(count, list->size());
       }
-      instances.reserve(count);
+      all.reserve(first + count);
       for (std::size_t i = 0; i < count; ++i) {
-        PodTemplateLocation t;
+        PodTemplateLocation& t = all.emplace_back();
         t.kind = SpecKind::Fragmented;
         t.labels = at(labels, i);
         t.annotations = at(annotations, i);
@@ -155,11 +160,10 @@ WorkloadLayout locate_pod_templates(DefinitionEvaluation& evaluation) {
         }
         JsonPointer root = instance_root(pieces);
         if (pieces.empty() || !is_object_at(object, root)) {
-          instances.emplace_back();  // keeps positions aligned with ids and replicas
+          skip(t);  // kept in place, so that positions stay aligned with ids and replicas
           continue;
         }
-        t.location = root;
-        instances.push_back(std::move(t));
+        t.location = std::move(root);
       }
     } else {
       const auto* locations = locator.pointers(plan.location);
@@ -169,62 +173,60 @@ WorkloadLayout locate_pod_templates(DefinitionEvaluation& evaluation) {
                                " places for " + std::to_string(locations->size()) + " pod specs; labels skipped");
         metadata = nullptr;
       }
-      if (locations != nullptr) instances.reserve(locations->size());
+      if (locations != nullptr) all.reserve(first + locations->size());
       for (std::size_t i = 0; locations != nullptr && i < locations->size(); ++i) {
         const JsonPointer& pointer = (*locations)[i];
         auto value = locator.place(plan.location, i);
-        if (!present(value)) {  // never create a template the user did not write
-          instances.emplace_back();
-          continue;
-        }
-        PodTemplateLocation t;
+        PodTemplateLocation& t = all.emplace_back();
+        if (!present(value)) continue;  // never create a template the user did not write (kind None)
         t.kind = plan.spec_kind;
         t.location = pointer;
         t.element = value;
         if (!value->is_object()) {
           layout.notes.push_back(component + ": " + pointer.to_string() + " is " + (value->is_array() ? "an array" : std::string("a ") + type_name(*value)) +
                                  ", not an object; skipped");
-          instances.emplace_back();
+          skip(t);
           continue;
         }
+        // Tokens known here are appended escaped as they are (JsonPointer::append_escaped).
         if (plan.spec_kind == SpecKind::PodTemplateSpec) {
-          t.labels = pointer / "metadata" / "labels";
-          t.annotations = pointer / "metadata" / "annotations";
-          t.pod_spec = pointer / "spec";
+          t.labels.emplace(pointer).append_escaped("/metadata/labels");
+          t.annotations.emplace(pointer).append_escaped("/metadata/annotations");
+          t.pod_spec.emplace(pointer).append_escaped("/spec");
         } else {
           t.pod_spec = pointer;
           if (auto m = at(metadata, i); m && object_or_addable(object, *m)) {
-            t.labels = *m / "labels";
-            t.annotations = *m / "annotations";
+            t.labels.emplace(*m).append_escaped("/labels");
+            t.annotations.emplace(*m).append_escaped("/annotations");
           }
         }
-        instances.push_back(std::move(t));
       }
     }
+    const std::size_t count = all.size() - first;
 
     for (ExpressionId extra : plan.additional_containers) {
       const auto* places = locator.pointers(extra);
-      for (std::size_t i = 0; places != nullptr && i < places->size() && i < instances.size(); ++i) {
+      for (std::size_t i = 0; places != nullptr && i < places->size() && i < count; ++i) {
         auto container = find_at(object, (*places)[i]);
-        if (container && container->is_object()) instances[i].additional_containers.push_back((*places)[i]);
+        if (container && container->is_object()) instance(i).additional_containers.push_back((*places)[i]);
       }
     }
 
     const auto* ids = locator.values(plan.instance_id);
-    if (ids != nullptr && ids->size() != instances.size()) {
+    if (ids != nullptr && ids->size() != count) {
       layout.notes.push_back(component + ": instanceIdPath gave " + std::to_string(ids->size()) + " ids for " +
-                             std::to_string(instances.size()) + " locations; ids by position used");
+                             std::to_string(count) + " locations; ids by position used");
       ids = nullptr;
     }
     const auto* replicas = locator.values(plan.replicas);
-    if (replicas != nullptr && replicas->size() != instances.size()) {
+    if (replicas != nullptr && replicas->size() != count) {
       layout.notes.push_back(component + ": replicasPath gave " + std::to_string(replicas->size()) +
-                             " values for " + std::to_string(instances.size()) + " locations; 1 assumed");
+                             " values for " + std::to_string(count) + " locations; 1 assumed");
       replicas = nullptr;
     }
-    layout.templates.reserve(layout.templates.size() + instances.size());
-    for (std::size_t i = 0; i < instances.size(); ++i) {
-      PodTemplateLocation& t = instances[i];
+    std::size_t kept = first;  // instances kept so far are all[first, kept)
+    for (std::size_t i = 0; i < count; ++i) {
+      PodTemplateLocation& t = instance(i);
       if (t.kind == SpecKind::None) continue;
       const std::hash<std::string_view> hash;
       const std::size_t key = hash(t.location.text()) * 31 + (t.labels ? hash(t.labels->text()) : 0);
@@ -237,7 +239,7 @@ WorkloadLayout locate_pod_templates(DefinitionEvaluation& evaluation) {
       if (ids != nullptr && !instance_name((*ids)[i]).empty()) {
         t.instance = instance_name((*ids)[i]);
       } else {
-        t.instance = instances.size() == 1 ? component : component + "-" + std::to_string(i);
+        t.instance = count == 1 ? component : component + "-" + std::to_string(i);
       }
       if (replicas != nullptr) {
         const json& r = (*replicas)[i];
@@ -252,9 +254,11 @@ WorkloadLayout locate_pod_templates(DefinitionEvaluation& evaluation) {
                                  " is not a replica count (an integer from 0 to 2147483647); 1 assumed");
         }
       }
-      layout.templates.push_back(std::move(t));
+      if (first + i != kept) all[kept] = std::move(t);  // moved only past a dropped one
+      ++kept;
       kept_hashes.push_back(key);
     }
+    all.resize(kept);
   }
   for (auto& note : locator.notes) layout.notes.push_back(std::move(note));
   return layout;

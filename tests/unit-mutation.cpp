@@ -142,6 +142,25 @@ TEST_CASE("an object of the right kind but odd shape is left unpatched with a no
   test::kubectl_apply(label_list, outcome.patch.value());
 }
 
+TEST_CASE("a template that is no object is skipped; the next of its component keeps its own name, replicas and patch") {
+  // The locator builds each instance where it is kept and drops the skipped ones afterwards: what comes
+  // after a dropped one must still be whole.
+  json object = demo_jobset();
+  object["spec"]["replicatedJobs"][0]["template"]["spec"]["template"] = "oops";
+  object["spec"]["replicatedJobs"][1]["replicas"] = 3;
+  auto policy = test::policy_from_yaml(R"(
+podTemplates: {labels: {platform.example.com/role: "{{instance}}"}}
+gang: {minMemberAnnotation: kai.scheduler/batch-min-member}
+)");
+  auto outcome = karta::mutate_workload(object, jobset_definition(), policy);
+  CHECK(outcome.templates == 1);
+  CHECK(outcome.notes == std::vector<std::string>{
+      "replicatedjob: /spec/replicatedJobs/0/template/spec/template is a string, not an object; skipped"});
+  CHECK(outcome.patch.value() == json::parse(R"([
+    {"op":"add","path":"/spec/replicatedJobs/1/template/spec/template/metadata","value":{"labels":{"platform.example.com/role":"worker"}}},
+    {"op":"add","path":"/metadata/annotations","value":{"kai.scheduler/batch-min-member":"3"}}])"));
+}
+
 TEST_CASE("regression: a string replica count times a huge parallelism does not make jq repeat the string") {
   // jq 1.6 repeats a string when it is multiplied by a number: "x" * 2e9 would allocate gigabytes. The
   // catalog pipes every factor through tonumber, which refuses such a string.
