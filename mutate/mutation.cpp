@@ -40,7 +40,13 @@ class Mutator {
 
   // A label value, checked once its placeholders are filled.
   void label(const JsonPointer& map, const std::string& key, const std::string& value, bool overwrite, Where where) {
-    if (auto error = label_value_error(value); !error.empty()) {
+    label_checked(map, key, value, label_value_error(value), overwrite, where);
+  }
+  // The same for a value already checked: `error` is what label_value_error said of it. (The policy's
+  // values without placeholders were checked when it was read, and the queue is checked once per workload.)
+  void label_checked(const JsonPointer& map, const std::string& key, const std::string& value,
+                     const std::string& error, bool overwrite, Where where) {
+    if (!error.empty()) {
       outcome_.warnings.push_back(where.text() + ": label " + key + " skipped: value \"" + value + "\" " + error);
       return;
     }
@@ -115,12 +121,23 @@ MutationOutcome mutate_workload(JsonElement object, const CompiledDefinition& de
   const bool spec_mutable = !(kind.group.empty() && kind.kind == "Pod" && context.operation == "UPDATE");
 
   const SchedulingPolicy& scheduling = policy.scheduling;
-  std::string queue;
+  std::string queue, queue_error;
   if (!scheduling.queue_label.empty()) {
     queue = string_at(object, "metadata", "labels", scheduling.queue_label);
     if (queue.empty()) queue = scheduling.default_queue;
-    if (!queue.empty()) mutator.label(workload_labels, scheduling.queue_label, queue, false, Where{});
+    queue_error = label_value_error(queue);
+    if (!queue.empty()) mutator.label_checked(workload_labels, scheduling.queue_label, queue, queue_error, false, Where{});
   }
+  const std::string no_error;
+  // A policy label's value for one template: without placeholders (checked when the policy was read, by
+  // parse_policy) used as it is, with them filled into `filled` and checked.
+  std::string filled, filled_error;
+  auto policy_label = [&](const std::string& value, const PlaceholderValues& values) -> std::pair<const std::string*, const std::string*> {
+    if (!has_placeholder(value)) return {&value, &no_error};
+    filled = fill_placeholders(value, values);
+    filled_error = label_value_error(filled);
+    return {&filled, &filled_error};
+  };
 
   PlaceholderValues values;
   values.namespace_name = context.namespace_name;
@@ -142,10 +159,11 @@ MutationOutcome mutate_workload(JsonElement object, const CompiledDefinition& de
 
     if (t.labels) {
       for (const auto& [key, value] : pod_policy.labels) {
-        mutator.label(*t.labels, key, fill_placeholders(value, values), pod_policy.overwrite, where);
+        auto [label, error] = policy_label(value, values);
+        mutator.label_checked(*t.labels, key, *label, *error, pod_policy.overwrite, where);
       }
       // The workload's queue on every pod: pods that name another queue would bypass its quota.
-      if (!queue.empty()) mutator.label(*t.labels, scheduling.queue_label, queue, true, where);
+      if (!queue.empty()) mutator.label_checked(*t.labels, scheduling.queue_label, queue, queue_error, true, where);
     }
     if (t.annotations) {
       for (const auto& [key, value] : pod_policy.annotations) {
@@ -169,15 +187,22 @@ MutationOutcome mutate_workload(JsonElement object, const CompiledDefinition& de
     }
     if (requests.gpus > 0) {
       std::optional<JsonPointer> tolerations;
-      if (!policy.gpu.tolerations.empty()) tolerations = t.pod_spec ? *t.pod_spec / "tolerations" : t.tolerations;
+      if (!policy.gpu.tolerations.empty()) {
+        if (t.pod_spec) tolerations.emplace(*t.pod_spec).append_escaped("/tolerations");
+        else tolerations = t.tolerations;
+      }
       if (tolerations) {
         mutator.append_all(*tolerations, policy.gpu.tolerations, where);
       }
       std::optional<JsonPointer> node_selector;
-      if (!policy.gpu.node_selector.empty()) node_selector = t.pod_spec ? *t.pod_spec / "nodeSelector" : t.node_selector;
+      if (!policy.gpu.node_selector.empty()) {
+        if (t.pod_spec) node_selector.emplace(*t.pod_spec).append_escaped("/nodeSelector");
+        else node_selector = t.node_selector;
+      }
       if (node_selector) {
-        for (const auto& [key, value] : policy.gpu.node_selector) {
-          mutator.label(*node_selector, key, value, false, where);
+        for (const auto& [key, value] : policy.gpu.node_selector) {  // written unfilled: checked when read
+          if (has_placeholder(value)) mutator.label(*node_selector, key, value, false, where);
+          else mutator.label_checked(*node_selector, key, value, no_error, false, where);
         }
       }
     }
@@ -200,10 +225,11 @@ MutationOutcome mutate_workload(JsonElement object, const CompiledDefinition& de
       const JsonPointer& map = shared.pointers.front();
       for (const auto& [key, value] : pod_policy.labels) {
         if (same_for_every_template(value)) {
-          mutator.label(map, key, fill_placeholders(value, values), pod_policy.overwrite, Where{});
+          auto [label, error] = policy_label(value, values);
+          mutator.label_checked(map, key, *label, *error, pod_policy.overwrite, Where{});
         }
       }
-      if (!queue.empty()) mutator.label(map, scheduling.queue_label, queue, true, Where{});
+      if (!queue.empty()) mutator.label_checked(map, scheduling.queue_label, queue, queue_error, true, Where{});
     }
   }
 

@@ -28,8 +28,6 @@ void check_placeholders(const std::string& text, const std::string& field) {
   }
 }
 
-bool has_placeholder(const std::string& text) { return text.find("{{") != std::string::npos; }
-
 // Reads the members of one map of the policy, refusing unknown ones.
 class Section {
  public:

@@ -94,6 +94,8 @@ struct PlaceholderValues {
   std::string namespace_name, name, kind, group, component, instance, gpus;
 };
 std::string fill_placeholders(const std::string& text, const PlaceholderValues& values);
+// Whether `text` holds a placeholder to fill. A label value without one is checked when the policy is read.
+inline bool has_placeholder(const std::string& text) { return text.find("{{") != std::string::npos; }
 // Whether `text` comes out the same for every pod template of one workload: it has none of the
 // placeholders filled per template ({{component}}, {{instance}}, {{gpus}}).
 bool same_for_every_template(const std::string& text);

@@ -120,6 +120,26 @@ TEST_CASE("a placeholder that fills to an invalid label value is skipped with a 
     {"op":"add","path":"/spec/replicatedJobs/0/template/spec/template/metadata/labels/platform.example.com~1role","value":"leader"}])"));
 }
 
+TEST_CASE("a workload's queue that is no label value is skipped once per place with a warning, the rest patched") {
+  // The API server would refuse the object for its own label; the webhook sees it first and must not copy
+  // the value onto the templates. (The queue is checked once per workload, the warning given per place.)
+  json object = test::document(test::source_dir() / "examples/jobset-demo.yaml");
+  object["metadata"]["labels"]["kai.scheduler/queue"] = "team vision";
+  auto policy = test::policy_from_yaml(R"(
+podTemplates: {labels: {platform.example.com/managed: "true"}}
+scheduling: {queue: {label: kai.scheduler/queue, default: default-queue}}
+)");
+  auto outcome = karta::mutate_workload(object, definition_for(object), policy);
+  const std::string error = "may contain only alphanumerics, '-', '_' and '.'";
+  CHECK(outcome.warnings == std::vector<std::string>{
+      "workload: label kai.scheduler/queue skipped: value \"team vision\" " + error,
+      "leader pod template: label kai.scheduler/queue skipped: value \"team vision\" " + error,
+      "worker pod template: label kai.scheduler/queue skipped: value \"team vision\" " + error});
+  CHECK(outcome.patch.value() == json::parse(R"([
+    {"op":"add","path":"/spec/replicatedJobs/1/template/spec/template/metadata",
+     "value":{"labels":{"platform.example.com/managed":"true"}}}])"));
+}
+
 TEST_CASE("placeholders are filled per template") {
   json object = test::document(test::source_dir() / "examples/jobset-demo.yaml");
   auto policy = test::policy_from_yaml(R"(
