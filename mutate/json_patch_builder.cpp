@@ -196,6 +196,12 @@ JsonPatchBuilder::Place JsonPatchBuilder::find_container(const Pointer& pointer,
   // Inside something this patch already creates?
   const bool maybe_created = std::any_of(created_roots_.begin(), created_roots_.end(),
                                          [&](std::string_view root) { return at_or_under(pointer.text, root); });
+  if (maybe_created) {  // most often a map this patch creates, asked for again: found without splitting
+    if (auto it = created_.find(pointer.text); it != created_.end()) {
+      place.created = it->second;
+      return place;
+    }
+  }
   for (std::size_t length = maybe_created ? pointer.tokens().size() : 0; length >= 1; --length) {
     const auto& tokens = pointer.tokens();
     auto it = created_.find(pointer.prefix(length));
