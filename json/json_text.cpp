@@ -85,10 +85,20 @@ void append_json_string(std::string& out, std::string_view text) {
   static constexpr char kHex[] = "0123456789abcdef";
   const char* data = text.data();
   const std::size_t size = text.size();
-  out.reserve(out.size() + size + 2);
+  std::size_t i = first_special(data, size, 0);
+  const std::size_t at = out.size();
+  if (i == size) {  // nothing to escape (nearly every string): the quotes and the text in one copy
+    out.resize(at + size + 2);
+    char* to = out.data() + at;
+    to[0] = '"';
+    if (size != 0) std::memcpy(to + 1, data, size);  // data may be null when empty
+    to[size + 1] = '"';
+    return;
+  }
+  out.reserve(at + size + 2);
   out += '"';
   std::size_t plain = 0;  // start of the run not yet copied
-  for (std::size_t i = first_special(data, size, 0); i < size; i = first_special(data, size, i)) {
+  for (; i < size; i = first_special(data, size, i)) {
     unsigned char c = static_cast<unsigned char>(data[i]);
     if (c >= 0x80) {
       if (std::size_t length = utf8_sequence(text, i)) {

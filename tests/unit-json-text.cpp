@@ -40,6 +40,14 @@ TEST_CASE("strings are escaped as nlohmann::json escapes them, whatever the posi
   CHECK(compared == 11 * 861);
   CHECK(written("") == "\"\"");
   CHECK(written(std::string(64, 'x')) == "\"" + std::string(64, 'x') + "\"");
+  // Appended after what the string holds already; an empty view may have no data at all.
+  std::string out = "[";
+  karta::append_json_string(out, "plain");
+  out += ',';
+  karta::append_json_string(out, std::string_view());
+  out += ',';
+  karta::append_json_string(out, "a\"b");
+  CHECK(out == R"(["plain","","a\"b")");
 }
 
 TEST_CASE("invalid UTF-8 becomes U+FFFD, as nlohmann::json writes it with error_handler_t::replace") {
