@@ -1,5 +1,6 @@
 #include "definitions/native_expression.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
@@ -286,30 +287,43 @@ class Evaluator {
   }
 
  private:
+  // A field or an index step on one value: null gives null; false where jq stops with an error.
+  static bool index_one(const SimplePath::Step& step, const Value& v, Value& result) {
+    if (v.kind == Value::Kind::Null) {
+      result = Value{};
+      return true;
+    }
+    if (const auto* field = std::get_if<SimplePath::Field>(&step)) {
+      if (v.kind != Value::Kind::Element || !v.element.is_object()) return false;  // jq: Cannot index ... with "..."
+      auto found = member(v.element, field->name);
+      result = found ? element_value(*found) : Value{};
+      return true;
+    }
+    const auto& index = std::get<SimplePath::Index>(step);
+    if (v.kind != Value::Kind::Element || !v.element.is_array()) return false;
+    auto item = array_of(v.element).at(index.index);
+    result = item.error() ? Value{} : element_value(item.value_unsafe());
+    return true;
+  }
+
   bool walk(const SimplePath& path, const Value& input, Stream& out) {
+    const auto& steps = path.steps();
+    // Fields and indexes alone (`.replicas`, `.template.spec.parallelism`) take one value to one: no streams.
+    if (std::none_of(steps.begin(), steps.end(),
+                     [](const SimplePath::Step& step) { return std::holds_alternative<SimplePath::Iterate>(step); })) {
+      Value v = input;
+      for (const auto& step : steps) {
+        if (!index_one(step, Value(v), v)) return false;
+      }
+      out.push_back(v);
+      return out.size() <= max_;
+    }
     Stream current{input};
-    for (const auto& step : path.steps()) {
+    for (const auto& step : steps) {
       Stream next;
       for (const auto& v : current) {
-        const bool null = v.kind == Value::Kind::Null;
-        if (const auto* field = std::get_if<SimplePath::Field>(&step)) {
-          if (null) {
-            next.emplace_back();
-          } else if (v.kind == Value::Kind::Element && v.element.is_object()) {
-            auto found = member(v.element, field->name);
-            next.push_back(found ? element_value(*found) : Value{});
-          } else {
-            return false;  // jq: Cannot index ... with "..."
-          }
-        } else if (const auto* index = std::get_if<SimplePath::Index>(&step)) {
-          if (null) {
-            next.emplace_back();
-          } else if (v.kind == Value::Kind::Element && v.element.is_array()) {
-            auto item = array_of(v.element).at(index->index);
-            next.push_back(item.error() ? Value{} : element_value(item.value_unsafe()));
-          } else {
-            return false;
-          }
+        if (!std::holds_alternative<SimplePath::Iterate>(step)) {
+          if (!index_one(step, v, next.emplace_back())) return false;
         } else {
           bool iterable = v.kind == Value::Kind::Element && (v.element.is_array() || v.element.is_object());
           if (!iterable) {
