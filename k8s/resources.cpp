@@ -10,11 +10,16 @@ namespace karta {
 std::optional<double> parse_quantity(JsonElement quantity) {
   // A number as Kubernetes reads it: its text. Integers keep every digit; a fraction or an exponent is
   // a double by now, and its shortest text is what was written, bar digits past a double's precision.
+  // An integer's text parses to itself as whole units, up to kQuantityLimit (clamped there): the same
+  // double is had without writing the text and parsing it back.
   std::optional<Quantity> parsed;
   if (quantity.is_uint64()) {
-    parsed = parse_quantity_text(std::to_string(quantity.get_uint64().value_unsafe()));
+    return static_cast<double>(std::min<std::uint64_t>(quantity.get_uint64().value_unsafe(), kQuantityLimit));
   } else if (quantity.is_int64()) {
-    parsed = parse_quantity_text(std::to_string(quantity.get_int64().value_unsafe()));
+    const std::int64_t value = quantity.get_int64().value_unsafe();  // negative: is_uint64 took the rest
+    const std::uint64_t magnitude = value < 0 ? 0 - static_cast<std::uint64_t>(value) : static_cast<std::uint64_t>(value);
+    const double units = static_cast<double>(std::min<std::uint64_t>(magnitude, kQuantityLimit));
+    return value < 0 ? -units : units;
   } else if (quantity.is_number()) {
     parsed = quantity_of_number(quantity.get_double().value_unsafe());
   } else if (auto text = string_of(quantity)) {

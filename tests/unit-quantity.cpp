@@ -168,6 +168,16 @@ TEST_CASE("JSON numbers are read from their text, as Kubernetes reads them") {
   CHECK(karta::parse_quantity(json("4000000000n")).value() == 4);
   CHECK(karta::parse_quantity(json("0x4")).has_value() == false);
   CHECK(karta::parse_quantity(json(true)).has_value() == false);
+  // An integer read as a number is what its text reads as, at every bound (integers skip the text).
+  for (const char* text : {"0", "1", "4", "-1", "-4", "9007199254740993", "-9007199254740993", "9223372036854775806",
+                           "9223372036854775807", "9223372036854775808", "18446744073709551615",
+                           "-9223372036854775807", "-9223372036854775808"}) {
+    CAPTURE(text);
+    const json number = json::parse(text);
+    REQUIRE(number.is_number_integer());
+    CHECK(karta::parse_quantity(number).value() == karta::parse_quantity(json(text)).value());
+  }
+  CHECK(karta::parse_quantity(json::parse("-9223372036854775808")).value() == -9223372036854775807.0);
 }
 
 namespace {
