@@ -197,7 +197,7 @@ const ExpressionOutcome& DefinitionEvaluation::outcome(ExpressionId id) {
   const CompiledExpression& e = definition_.expressions()[id];
   if (e.simple) {
     ExpressionOutcome outcome;
-    auto result = e.simple->evaluate(object_, kMaxExpressionOutputs);
+    auto result = e.simple->evaluate(object_, kMaxExpressionOutputs, e.mode == ExpressionMode::Path);
     outcome.error = std::move(result.error);
     outcome.capped = result.capped;
     if (e.mode == ExpressionMode::Path) {

@@ -120,7 +120,7 @@ std::optional<SimplePath> SimplePath::parse(std::string_view text) {
   return path;
 }
 
-SimplePath::Result SimplePath::evaluate(JsonElement document, std::size_t max_outputs) const {
+SimplePath::Result SimplePath::evaluate(JsonElement document, std::size_t max_outputs, bool pointers) const {
   Result result;
   // Depth-first over the steps, in jq's output order; a frame is a place reached after `step` steps.
   struct Frame {
@@ -146,7 +146,7 @@ SimplePath::Result SimplePath::evaluate(JsonElement document, std::size_t max_ou
           result.error = std::string("Cannot index ") + type_name(*value) + " with string \"" + field->name + "\"";
           return result;
         }
-        frame.pointer.append_escaped(escaped_[frame.step]);
+        if (pointers) frame.pointer.append_escaped(escaped_[frame.step]);
       } else {
         const auto& index = std::get<Index>(steps_[frame.step]);
         if (!null && value->is_array()) {
@@ -156,7 +156,7 @@ SimplePath::Result SimplePath::evaluate(JsonElement document, std::size_t max_ou
           result.error = std::string("Cannot index ") + type_name(*value) + " with number";
           return result;
         }
-        frame.pointer /= index.index;
+        if (pointers) frame.pointer /= index.index;
       }
       frame.value = next;
     }
@@ -179,17 +179,21 @@ SimplePath::Result SimplePath::evaluate(JsonElement document, std::size_t max_ou
       return result;
     }
     // Pushed in reverse so the first element is processed first; each frame built where it is kept.
-    auto branch = [&](JsonElement item) -> JsonPointer& {
-      Frame& next = stack.emplace_back(Frame{frame.pointer, item, frame.step + 1});
-      return next.pointer;
+    auto branch = [&](JsonElement item) -> JsonPointer* {
+      Frame& next = stack.emplace_back(Frame{pointers ? frame.pointer : JsonPointer(), item, frame.step + 1});
+      return pointers ? &next.pointer : nullptr;
     };
     if (value->is_array()) {
       boost::container::small_vector<JsonElement, 16> items;
       for (auto item : array_of(*value)) items.push_back(item);
-      for (std::size_t i = items.size(); i-- > 0;) branch(items[i]) /= i;
+      for (std::size_t i = items.size(); i-- > 0;) {
+        if (JsonPointer* pointer = branch(items[i])) *pointer /= i;
+      }
     } else {
       auto members = sorted_members(*value);
-      for (auto it = members.rbegin(); it != members.rend(); ++it) branch(it->second) /= it->first;
+      for (auto it = members.rbegin(); it != members.rend(); ++it) {
+        if (JsonPointer* pointer = branch(it->second)) *pointer /= it->first;
+      }
     }
   }
   return result;

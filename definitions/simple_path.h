@@ -52,8 +52,9 @@ class SimplePath {
     bool capped = false;
   };
 
-  // Every place the path reaches in `document`, as jq's path(EXPR) would list it.
-  Result evaluate(JsonElement document, std::size_t max_outputs) const;
+  // Every place the path reaches in `document`, as jq's path(EXPR) would list it. Without `pointers`,
+  // only the values: each match's pointer is left empty (an expression read for its values).
+  Result evaluate(JsonElement document, std::size_t max_outputs, bool pointers = true) const;
 
   const std::vector<Step>& steps() const { return steps_; }
 

@@ -138,6 +138,32 @@ TEST_CASE("an object's members are iterated in key order, whatever order the byt
   CHECK(program.run(input, 10).outputs == std::vector<json>{json::array({3, 2, 1})});
 }
 
+TEST_CASE("read for its values alone, a path gives the same values, errors and cap, and no pointers") {
+  const json document = json::parse(R"({"spec":{"jobs":[{"name":"a"},{"name":"b/c"},{}],"m":{"y":{"name":1},"x":{"name":2}}}})");
+  auto parsed = karta::JsonDocument::from(document);
+  for (const char* expression : {".spec.jobs[].name", ".spec.m[].name", ".spec.jobs[1]", ".spec.jobs[].name[]", "."}) {
+    CAPTURE(expression);
+    auto path = SimplePath::parse(expression);
+    REQUIRE(path.has_value());
+    for (std::size_t cap : {std::size_t{1}, std::size_t{1000}}) {
+      auto with = path->evaluate(parsed.root(), cap);
+      auto without = path->evaluate(parsed.root(), cap, /*pointers=*/false);
+      CHECK(without.error == with.error);
+      CHECK(without.capped == with.capped);
+      REQUIRE(without.matches.size() == with.matches.size());
+      for (std::size_t i = 0; i < with.matches.size(); ++i) {
+        CHECK(without.matches[i].pointer.empty());
+        CHECK(without.matches[i].value.has_value() == with.matches[i].value.has_value());
+        if (with.matches[i].value) CHECK(karta::equals(*without.matches[i].value, karta::to_json(*with.matches[i].value)));
+      }
+    }
+  }
+  auto names = SimplePath::parse(".spec.m[].name")->evaluate(parsed.root(), 1000, false);
+  REQUIRE(names.matches.size() == 2);
+  CHECK(karta::to_json(*names.matches[0].value) == 2);  // x before y: key order
+  CHECK(karta::to_json(*names.matches[1].value) == 1);
+}
+
 TEST_CASE("a program with one jq state serves four threads at once by waiting, never compiling another") {
   const JqProgram program("[.s[].n] | add", 1);
   std::atomic<int> wrong{0};
