@@ -10,7 +10,8 @@
 // of the per-admission info line). Policy: examples/policy.yaml.
 //
 //   build/bench/bench_admission [--benchmark_filter=REGEX] [google benchmark flags]
-//   build/bench/bench_admission --repeat=N --input=demo_jobset   (for scripts/count-instructions.sh)
+//   build/bench/bench_admission --repeat=N --input=demo_jobset   (for scripts/count-instructions.sh; also
+//   unknown_kind, raycluster_50_groups, jobset_2.5MB)
 
 #include <cstdio>
 #include <cstdlib>
@@ -271,8 +272,11 @@ int repeat_admissions(const std::string& input, long count) {
     body = review_body(unknown_kind_object());
   } else if (input == "raycluster_50_groups") {
     body = review_body(large_raycluster(50));
+  } else if (input == "jobset_2.5MB") {
+    body = review_body(large_jobset(2'500'000));
   } else {
-    std::fprintf(stderr, "--input: demo_jobset, unknown_kind or raycluster_50_groups, not \"%s\"\n", input.c_str());
+    std::fprintf(stderr, "--input: demo_jobset, unknown_kind, raycluster_50_groups or jobset_2.5MB, not \"%s\"\n",
+                 input.c_str());
     return 2;
   }
   const karta::HttpRequest request = mutate_request(std::move(body));

@@ -7,6 +7,7 @@
 # or a mispredicted branch costs more than an add), but a change that takes instructions away shows here.
 #
 #   scripts/count-instructions.sh                       # demo_jobset unknown_kind raycluster_50_groups server
+#   scripts/count-instructions.sh jobset_2.5MB          # also: the 2.5 MB JobSet (a tenth of FEW and MANY)
 #   scripts/count-instructions.sh demo_jobset
 #
 # `server`: the whole server, per request: `karta-webhook serve --threads 1` under callgrind, and curl
@@ -20,7 +21,7 @@
 #   BENCH   the bench_admission binary (default build-release/bench/bench_admission; build it in Release:
 #           cmake -S . -B build-release -DCMAKE_BUILD_TYPE=Release && cmake --build build-release --target bench_admission)
 #   FEW     admissions of the first run (default 10)
-#   MANY    admissions of the second run (default 210; raycluster_50_groups uses a tenth of both)
+#   MANY    admissions of the second run (default 210; raycluster_50_groups and jobset_2.5MB use a tenth of both)
 #   KARTA_BINARY  the webhook binary for `server` (default build-release/karta-webhook)
 # Needs valgrind (`apt-get install valgrind`; not among the test dependencies).
 set -euo pipefail
@@ -103,7 +104,7 @@ for input in "${inputs[@]}"; do
     continue
   fi
   f=$few m=$many
-  if [[ $input == raycluster_50_groups ]]; then f=$(((few + 9) / 10)) m=$(((many + 9) / 10)); fi
+  if [[ $input == raycluster_50_groups || $input == jobset_2.5MB ]]; then f=$(((few + 9) / 10)) m=$(((many + 9) / 10)); fi
   a=$(instructions "$input" "$f")
   b=$(instructions "$input" "$m")
   printf '%-22s %16d\n' "$input" $(((b - a) / (m - f)))
