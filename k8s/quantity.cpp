@@ -181,7 +181,10 @@ double Quantity::to_double() const {
 }
 
 std::string Quantity::decimal() const {
-  std::string text = (negative ? "-" : "") + std::to_string(units);
+  // Appended, not `"-" + std::to_string(units)`: GCC 12 at -O3 warns (-Wrestrict, falsely) on the insert
+  // at the front that operator+ makes.
+  std::string text = negative ? "-" : "";
+  text += std::to_string(units);
   if (nanos != 0) {
     std::string fraction = std::to_string(nanos);
     fraction.insert(0, 9 - fraction.size(), '0');
