@@ -184,6 +184,7 @@ void JsonPatchBuilder::own_borrowed_under(std::string_view pointer) {
     if (op.borrowed == nullptr || !at_or_under(pointer, op.path)) continue;
     op.value = node_of(*op.borrowed);
     op.borrowed = nullptr;
+    op.borrowed_text = {};
     --borrowed_;
     created_.emplace(op.path, op.value);
     created_roots_.push_back(op.path);
@@ -411,7 +412,8 @@ PatchChange JsonPatchBuilder::append_unique(const JsonPointer& array, const json
   return PatchChange::Added;
 }
 
-PatchChange JsonPatchBuilder::append_all_unique(const JsonPointer& array, const json& values) {
+PatchChange JsonPatchBuilder::append_all_unique(const JsonPointer& array, const json& values,
+                                                std::string_view values_text) {
   if (!values.is_array() || values.empty()) return PatchChange::Unchanged;
   // Borrowed whole only where appending one by one would add every element as it is: the list and
   // nothing else missing, and no element equal to another.
@@ -425,7 +427,8 @@ PatchChange JsonPatchBuilder::append_all_unique(const JsonPointer& array, const 
     if (place.blocked) return PatchChange::Blocked;
     if (!place.created && !place.original && place.missing_from + 1 == pointer.tokens().size()) {
       add_operation(pointer.text, nullptr, &values);
-      text_size_hint_ += 64 * values.size();
+      operations_.back().borrowed_text = values_text;
+      text_size_hint_ += values_text.empty() ? 64 * values.size() : values_text.size();
       ++borrowed_;
       return PatchChange::Added;
     }

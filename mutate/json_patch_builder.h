@@ -61,8 +61,10 @@ class JsonPatchBuilder {
 
   // The same for each element of the array `values`, in order. Where the array at `array` is missing
   // under a present parent, one add creates it holding `values` itself, without copying it: `values`
-  // must then outlive the builder (a policy's tolerations do). Blocked if any append is.
-  PatchChange append_all_unique(const JsonPointer& array, const json& values);
+  // must then outlive the builder (a policy's tolerations do). `values_text`, when given, is `values` as
+  // compact JSON text (append_json's bytes), kept as long: such an add is then written by copying it.
+  // Blocked if any append is.
+  PatchChange append_all_unique(const JsonPointer& array, const json& values, std::string_view values_text = {});
 
   // Tells the builder what `pointer` reaches in the original object (a pod template the locator found):
   // containers under it are then looked up from there, not from the root. One is remembered at a time.
@@ -93,6 +95,7 @@ class JsonPatchBuilder {
     std::string_view path;           // escaped, in the arena
     Node* value = nullptr;           // in the arena,
     const json* borrowed = nullptr;  // or, when set, this value of the caller's, written as it is
+    std::string_view borrowed_text;  // the borrowed value's text, when the caller gave it
   };
 
   Node* make(Node::Kind kind) { return new (arena_.resource()->allocate(sizeof(Node), alignof(Node))) Node(kind, arena_.resource()); }

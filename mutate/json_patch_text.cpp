@@ -49,7 +49,9 @@ void JsonPatchBuilder::write_patch(std::string& out) const {
     out += i == 0 ? R"({"op":"add","path":)" : R"(,{"op":"add","path":)";
     append_json_string(out, op.path);
     out += R"(,"value":)";
-    if (op.borrowed != nullptr && op.borrowed == written_borrowed) {
+    if (op.borrowed != nullptr && !op.borrowed_text.empty()) {
+      out.append(op.borrowed_text);  // the caller's text of it, written once for every patch
+    } else if (op.borrowed != nullptr && op.borrowed == written_borrowed) {
       out.append(out, written_at, written_size);
     } else if (op.borrowed != nullptr) {
       written_at = out.size();

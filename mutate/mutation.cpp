@@ -34,8 +34,9 @@ class Mutator {
   }
 
   // `values` (an array) must outlive the mutator: the patch may hold it rather than a copy.
-  void append_all(const JsonPointer& list, const json& values, Where where) {
-    if (patch_.append_all_unique(list, values) == PatchChange::Blocked) block(where);
+  // `text`, when given, is `values` as compact JSON text, kept as long.
+  void append_all(const JsonPointer& list, const json& values, std::string_view text, Where where) {
+    if (patch_.append_all_unique(list, values, text) == PatchChange::Blocked) block(where);
   }
 
   // A label value, checked once its placeholders are filled.
@@ -192,7 +193,7 @@ MutationOutcome mutate_workload(JsonElement object, const CompiledDefinition& de
         else tolerations = t.tolerations;
       }
       if (tolerations) {
-        mutator.append_all(*tolerations, policy.gpu.tolerations, where);
+        mutator.append_all(*tolerations, policy.gpu.tolerations, policy.gpu.tolerations_text, where);
       }
       std::optional<JsonPointer> node_selector;
       if (!policy.gpu.node_selector.empty()) {

@@ -6,6 +6,7 @@
 #include <re2/re2.h>
 
 #include "json/documents.h"
+#include "json/json_text.h"
 #include "k8s/name_syntax.h"
 
 namespace karta {
@@ -261,6 +262,7 @@ Policy parse_policy(const json& document, const std::string& source) {
           check_toleration(tolerations[i], "gpu.tolerations[" + std::to_string(i) + "]");
         }
         policy.gpu.tolerations = tolerations;
+        append_json(policy.gpu.tolerations_text, policy.gpu.tolerations);  // written into every GPU template's patch
       }
       policy.gpu.node_selector = read_string_map(gpu.get("nodeSelector"), "gpu.nodeSelector", label_key_error,
                                                  Values::LabelValues);

@@ -38,6 +38,7 @@ struct SchedulingPolicy {
 struct GpuPolicy {
   std::vector<std::string> resource_names{"nvidia.com/gpu"};
   json tolerations = json::array();                   // added to templates that request a GPU
+  std::string tolerations_text;  // the same as compact JSON text (append_json's bytes), written when read
   std::map<std::string, std::string> node_selector;   // likewise
   std::map<std::string, std::string> pod_annotations; // likewise
   std::string workload_total_annotation;              // total GPUs, on the workload

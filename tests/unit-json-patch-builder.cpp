@@ -1,8 +1,10 @@
 #include <doctest/doctest.h>
 
 #include <functional>
+#include <map>
 #include <vector>
 
+#include "json/json_text.h"
 #include "mutate/json_patch_builder.h"
 #include "support/test_support.h"
 
@@ -98,16 +100,25 @@ TEST_CASE("the patch text is byte for byte what nlohmann::json writes for the sa
   CHECK(JsonPatchBuilder(json::object()).patch() == JsonPatch{"[]", 0});
 }
 
-TEST_CASE("append_all_unique gives the patch that appending one element at a time gives") {
+TEST_CASE("append_all_unique gives the patch that appending one element at a time gives, with the list's text or not") {
   const json tolerations = json::parse(R"([{"key":"nvidia.com/gpu","operator":"Exists","effect":"NoSchedule"},
                                            {"key":"dedicated","operator":"Equal","value":"gpu","effect":"NoSchedule"}])");
+  // The caller's text of a list (a policy's tolerations_text): 0 appends one by one, 1 the whole list, 2
+  // the whole list with its text.
+  std::map<const json*, std::string> texts;
+  auto text_of = [&](const json& values) -> const std::string& {
+    auto [it, added] = texts.try_emplace(&values);
+    if (added) karta::append_json(it->second, values);
+    return it->second;
+  };
   struct Case {
     const char* name;
     json object;
-    std::function<void(JsonPatchBuilder&, bool all)> steps;
+    std::function<void(JsonPatchBuilder&, int all)> steps;
   };
-  auto append = [&](JsonPatchBuilder& b, bool all, const char* at, const json& values) {
-    if (all) return b.append_all_unique(JsonPointer(at), values);
+  auto append = [&](JsonPatchBuilder& b, int all, const char* at, const json& values) {
+    if (all == 2) return b.append_all_unique(JsonPointer(at), values, text_of(values));
+    if (all == 1) return b.append_all_unique(JsonPointer(at), values);
     karta::PatchChange last = karta::PatchChange::Unchanged;
     for (const auto& v : values) {
       auto change = b.append_unique(JsonPointer(at), v);
@@ -118,43 +129,46 @@ TEST_CASE("append_all_unique gives the patch that appending one element at a tim
   };
   const std::vector<Case> cases = {
       {"the list is missing under a present spec: one add holding the whole list", json::parse(R"({"spec":{}})"),
-       [&](JsonPatchBuilder& b, bool all) { append(b, all, "/spec/tolerations", tolerations); }},
+       [&](JsonPatchBuilder& b, int all) { append(b, all, "/spec/tolerations", tolerations); }},
       {"then one more element appended to the list the patch creates",
        json::parse(R"({"spec":{}})"),
-       [&](JsonPatchBuilder& b, bool all) {
+       [&](JsonPatchBuilder& b, int all) {
          append(b, all, "/spec/tolerations", tolerations);
          b.append_unique(JsonPointer("/spec/tolerations"), json{{"key", "extra"}});
          b.append_unique(JsonPointer("/spec/tolerations"), tolerations[0]);  // already there
        }},
       {"then a member set inside the created list", json::parse(R"({"spec":{}})"),
-       [&](JsonPatchBuilder& b, bool all) {
+       [&](JsonPatchBuilder& b, int all) {
          append(b, all, "/spec/tolerations", tolerations);
          b.set_member(JsonPointer("/spec/tolerations/0"), "tolerationSeconds", 5, false);
        }},
       {"the list exists with one of them: only the other is appended",
        json{{"spec", {{"tolerations", json::array({tolerations[1]})}}}},
-       [&](JsonPatchBuilder& b, bool all) { append(b, all, "/spec/tolerations", tolerations); }},
+       [&](JsonPatchBuilder& b, int all) { append(b, all, "/spec/tolerations", tolerations); }},
       {"the spec is missing too: created with the list inside", json::parse(R"({"metadata":{}})"),
-       [&](JsonPatchBuilder& b, bool all) { append(b, all, "/spec/tolerations", tolerations); }},
+       [&](JsonPatchBuilder& b, int all) { append(b, all, "/spec/tolerations", tolerations); }},
       {"the same list twice: the second adds nothing", json::parse(R"({"spec":{}})"),
-       [&](JsonPatchBuilder& b, bool all) {
+       [&](JsonPatchBuilder& b, int all) {
          append(b, all, "/spec/tolerations", tolerations);
          append(b, all, "/spec/tolerations", tolerations);
        }},
       {"equal elements in the list: appended once", json::parse(R"({"spec":{}})"),
-       [&](JsonPatchBuilder& b, bool all) {
+       [&](JsonPatchBuilder& b, int all) {
          append(b, all, "/spec/tolerations", json::array({tolerations[0], tolerations[0]}));
        }},
       {"the spec is a string: blocked", json::parse(R"({"spec":"x"})"),
-       [&](JsonPatchBuilder& b, bool all) { append(b, all, "/spec/tolerations", tolerations); }},
+       [&](JsonPatchBuilder& b, int all) { append(b, all, "/spec/tolerations", tolerations); }},
   };
   for (const auto& c : cases) {
     CAPTURE(c.name);
-    JsonPatchBuilder one_by_one(c.object), whole(c.object);
-    c.steps(one_by_one, false);
-    c.steps(whole, true);
+    JsonPatchBuilder one_by_one(c.object), whole(c.object), whole_text(c.object);
+    c.steps(one_by_one, 0);
+    c.steps(whole, 1);
+    c.steps(whole_text, 2);
     CHECK(whole.patch() == one_by_one.patch());
+    CHECK(whole_text.patch() == one_by_one.patch());  // the same bytes, the text copied
     CHECK(whole.blocked_reason() == one_by_one.blocked_reason());
+    CHECK(whole_text.blocked_reason() == one_by_one.blocked_reason());
     if (!whole.empty()) {  // and it applies, with the API server's JSON-patch library
       json object = c.object;
       object["apiVersion"] = "example.com/v1";

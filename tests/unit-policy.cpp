@@ -31,6 +31,7 @@ TEST_CASE("the issue's whole policy reads into every field") {
   CHECK(policy.scheduling.default_queue == "default-queue");
   CHECK(policy.gpu.resource_names == std::vector<std::string>{"nvidia.com/gpu"});
   CHECK(policy.gpu.tolerations == json::parse(R"([{"key":"nvidia.com/gpu","operator":"Exists","effect":"NoSchedule"}])"));
+  CHECK(policy.gpu.tolerations_text == R"([{"effect":"NoSchedule","key":"nvidia.com/gpu","operator":"Exists"}])");
   CHECK(policy.gpu.workload_total_annotation == "platform.example.com/gpu-total");
   CHECK(policy.gang.min_member_annotation == "kai.scheduler/batch-min-member");
   CHECK(policy.label_policy.enabled);
