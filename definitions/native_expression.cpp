@@ -17,6 +17,9 @@ struct NativeExpression::Node {
   SimplePath path;  // Path: relative to the input; no steps is `.`
   double number = 0;
   std::shared_ptr<const Node> left, right;
+  // Gives exactly one value, whatever the input (or gives up): a path of fields and indexes, a number,
+  // tonumber, and pipes, alternatives and arithmetic of such. Evaluated value to value, without streams.
+  bool single = false;
 };
 
 namespace {
@@ -58,6 +61,7 @@ class Parser {
     if (!left || !right) return nullptr;
     auto node = std::make_shared<Node>();
     node->kind = kind;
+    node->single = left->single && right->single;
     node->left = std::move(left);
     node->right = std::move(right);
     return node;
@@ -113,6 +117,7 @@ class Parser {
       pos_ += 8;
       auto node = std::make_shared<Node>();
       node->kind = Node::Kind::ToNumber;
+      node->single = true;
       return node;
     }
     return nullptr;
@@ -131,6 +136,7 @@ class Parser {
     auto node = std::make_shared<Node>();
     node->kind = Node::Kind::Number;
     node->number = std::strtod(std::string(text_.substr(start, pos_ - start)).c_str(), nullptr);
+    node->single = true;
     return node;
   }
 
@@ -174,6 +180,10 @@ class Parser {
     auto node = std::make_shared<Node>();
     node->kind = Node::Kind::Path;
     node->path = std::move(*parsed);
+    const auto& steps = node->path.steps();
+    node->single = std::none_of(steps.begin(), steps.end(), [](const SimplePath::Step& step) {
+      return std::holds_alternative<SimplePath::Iterate>(step);
+    });
     return node;
   }
 
@@ -244,6 +254,12 @@ class Evaluator {
 
   // False: give up, jq decides.
   bool run(const Node& node, const Value& input, Stream& out) {
+    if (node.single) {
+      Value value;
+      if (!one(node, input, value)) return false;
+      out.push_back(value);
+      return out.size() <= max_;
+    }
     switch (node.kind) {
       case Node::Kind::Path:
         return walk(node.path, input, out);
@@ -306,18 +322,55 @@ class Evaluator {
     return true;
   }
 
+  // A single node's one value, as run() would stream it: the same steps in the same order, the same
+  // cases given up.
+  static bool one(const Node& node, const Value& input, Value& result) {
+    switch (node.kind) {
+      case Node::Kind::Path: {
+        Value v = input;
+        for (const auto& step : node.path.steps()) {  // fields and indexes only
+          if (!index_one(step, Value(v), v)) return false;
+        }
+        result = v;
+        return true;
+      }
+      case Node::Kind::Number:
+        result = {Value::Kind::Number, {}, node.number};
+        return true;
+      case Node::Kind::ToNumber: {
+        auto number = number_of(input);
+        if (!number) return false;
+        result = {Value::Kind::Number, {}, *number};
+        return true;
+      }
+      case Node::Kind::Pipe: {
+        Value middle;
+        return one(*node.left, input, middle) && one(*node.right, middle, result);
+      }
+      case Node::Kind::Alternative: {
+        Value left;
+        if (!one(*node.left, input, left)) return false;
+        if (truthy(left)) {
+          result = left;
+          return true;
+        }
+        return one(*node.right, input, result);
+      }
+      default: {
+        Value left, right;
+        if (!one(*node.left, input, left) || !one(*node.right, input, right)) return false;
+        auto a = number_of(left), b = number_of(right);
+        if (!a || !b) return false;
+        result = {Value::Kind::Number, {},
+                  node.kind == Node::Kind::Add ? *a + *b : node.kind == Node::Kind::Subtract ? *a - *b : *a * *b};
+        return true;
+      }
+    }
+    return false;
+  }
+
   bool walk(const SimplePath& path, const Value& input, Stream& out) {
     const auto& steps = path.steps();
-    // Fields and indexes alone (`.replicas`, `.template.spec.parallelism`) take one value to one: no streams.
-    if (std::none_of(steps.begin(), steps.end(),
-                     [](const SimplePath::Step& step) { return std::holds_alternative<SimplePath::Iterate>(step); })) {
-      Value v = input;
-      for (const auto& step : steps) {
-        if (!index_one(step, Value(v), v)) return false;
-      }
-      out.push_back(v);
-      return out.size() <= max_;
-    }
     Stream current{input};
     for (const auto& step : steps) {
       Stream next;

@@ -79,6 +79,24 @@ TEST_CASE("native evaluation gives jq's outputs, numbers written as jq_program w
   CHECK(native(".a // 5", R"({"a":0})") == jq(".a // 5", R"({"a":0})"));
 }
 
+TEST_CASE("expressions of one value each (evaluated without streams) give jq's value, and give up where jq errs") {
+  const std::string document = R"({"a":{"b":3,"c":null,"d":false,"e":[5,6]},"f":"text","g":2.5})";
+  for (const char* expression : {".a.b", ".a | .b", ". | .a.b", ".a.c // .g", ".a.d // 7", "(.a.c // .a.b) * (.x // 2)",
+                                 ".a.e[1] // 0 | tonumber", ".a.e[9] // .a.e[0]", "1 + 2 * 3", ".g - 1 - .a.b",
+                                 ".a.b | tonumber | . * 2", "(.a | .b) + (.a.e | .[0])"}) {
+    CAPTURE(expression);
+    auto outputs = native(expression, document);
+    REQUIRE(outputs.has_value());
+    CHECK(outputs->size() == 1);
+    CHECK(*outputs == jq(expression, document));
+  }
+  // jq would error, or give what the native grammar does not imitate: given up, as with streams.
+  for (const char* expression : {".f.b", ".f | tonumber", ".a.c + 1", ".f * 2", ".a.b.c // 1", ".a.e.x", ".g[0]"}) {
+    CAPTURE(expression);
+    CHECK_FALSE(native(expression, document).has_value());
+  }
+}
+
 TEST_CASE("where jq 1.6's answer could differ, native evaluation gives up and jq decides") {
   // A string in arithmetic (jq repeats it), tonumber on a string (jq parses it), an operand with two
   // values (jq's cartesian order), null in arithmetic (jq treats it as 0 for +), errors of every kind.
