@@ -23,8 +23,8 @@
 #
 # Prints, for every run, requests/s, p50/p99, non-2xx answers and socket errors; the pinned ratio of the
 # medians (each server's median round: one nginx run in four or five comes out 15-20% slow on a shared
-# machine); then a constant-rate run at half the webhook's median peak (bench/wrk-paced.lua paces each
-# connection with wrk's delay()) with its p50, p99 and p99.9. Installs wrk and nginx-light with apt-get
+# machine); then a constant-rate run at half the webhook's median peak (bench/wrk-paced.lua sends on an
+# open-loop schedule through wrk's delay()) with its p50, p99 and p99.9. Installs wrk and nginx-light with apt-get
 # when missing (needs root). Bounded in time (about 2 x ROUNDS x DURATION + PACED_DURATION + 55 s); cleans
 # up its processes and temporary files on exit.
 set -euo pipefail
@@ -207,35 +207,14 @@ webhook_median=webhook-peak-$(median_round webhook)
 nginx_median=nginx-peak-$(median_round nginx)
 webhook_peak=$(rps "$webhook_median")
 
-# The constant-rate run: half the webhook's peak, spread over the connections, each paced by delay().
+# The constant-rate run: half the webhook's peak, on an open-loop schedule of each wrk thread
+# (bench/wrk-paced.lua: the k-th request of a thread is due k/rate seconds after its first).
 half=$(awk -v r="$webhook_peak" 'BEGIN {printf "%d", r / 2}')
-wait_ms=$(awk -v r="$half" -v c="$connections" 'BEGIN {printf "%.4f", c * 1000 / r}')
-# paced_run SECONDS WAIT_MS: writes $work/webhook-paced.txt
-paced_run() {
-  timeout $(($1 + 30)) taskset -c "$client_cpus" wrk -t "$wrk_threads" -c "$connections" -d "${1}s" \
-    --timeout 5s -s "$paced_lua" "https://127.0.0.1:$webhook_port/mutate" -- "$body" "$2" >"$work/webhook-paced.txt" 2>&1 ||
-    die "wrk failed for the constant-rate run: $(cat "$work/webhook-paced.txt")"
-}
-# A connection waits after each answer, so its period is the wait plus the answer's latency plus what wrk's
-# millisecond timer adds (0.1 ms on one machine, 3 ms on another, measured): the wait is found by
-# bisection over 2-second calibration runs until the rate served is within 3% of the rate asked (the rate
-# falls as the wait grows; no wait saturates, twice the nominal wait gives at most half the rate asked).
-served_with() { paced_run 2 "$1"; awk '/^paced: / {print $7}' "$work/webhook-paced.txt"; }
-low=0
-high=$(awk -v w="$wait_ms" 'BEGIN {printf "%.4f", 2 * w}')
-calibration=""
-for _ in 1 2 3 4 5 6 7; do
-  wait_ms=$(awk -v a="$low" -v b="$high" 'BEGIN {printf "%.4f", (a + b) / 2}')
-  served=$(served_with "$wait_ms")
-  calibration+="${wait_ms} ms: ${served} req/s; "
-  case $(awk -v got="$served" -v want="$half" 'BEGIN {print (got > 1.03 * want) ? "fast" : (got < 0.97 * want) ? "slow" : "ok"}') in
-    fast) low=$wait_ms ;;
-    slow) high=$wait_ms ;;
-    *) break ;;
-  esac
-done
-log "constant rate: $half req/s over $connections connections, ${wait_ms} ms from a connection's answer to its next request (calibration, wait: served: ${calibration%; })"
-paced_run "$paced_duration" "$wait_ms"
+thread_rate=$(awk -v r="$half" -v t="$wrk_threads" 'BEGIN {printf "%.3f", r / t}')
+log "constant rate: $half req/s over $connections connections ($thread_rate req/s for each of $wrk_threads wrk threads)"
+timeout $((paced_duration + 30)) taskset -c "$client_cpus" wrk -t "$wrk_threads" -c "$connections" -d "${paced_duration}s" \
+  --timeout 5s -s "$paced_lua" "https://127.0.0.1:$webhook_port/mutate" -- "$body" "$thread_rate" >"$work/webhook-paced.txt" 2>&1 ||
+  die "wrk failed for the constant-rate run: $(cat "$work/webhook-paced.txt")"
 sed 's/^/    /' "$work/webhook-paced.txt"
 paced_ms() { awk -v p="$1" '/^paced latency us:/ {for (i = 1; i <= NF; ++i) if ($i == p) printf "%.3f", $(i + 1) / 1000}' "$work/webhook-paced.txt"; }
 paced_rate=$(awk '/^paced: / {print $7}' "$work/webhook-paced.txt")
