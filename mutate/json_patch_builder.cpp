@@ -133,7 +133,7 @@ void JsonPatchBuilder::put_member(Node& object, std::string_view key, Node* valu
 }
 
 void JsonPatchBuilder::add_operation(std::string_view path, Node* value, const json* borrowed) {
-  operations_.push_back({arena_.keep(path), value, borrowed});
+  operations_.push_back({arena_.keep(path), value, borrowed, {}});
   text_size_hint_ += 32 + path.size() + 8;
 }
 
