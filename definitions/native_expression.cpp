@@ -264,14 +264,8 @@ class Evaluator {
       case Node::Kind::Path:
         return walk(node.path, input, out);
       case Node::Kind::Number:
-        out.push_back({Value::Kind::Number, {}, node.number});
-        return true;
-      case Node::Kind::ToNumber: {
-        auto number = number_of(input);
-        if (!number) return false;  // jq parses strings; not imitated
-        out.push_back({Value::Kind::Number, {}, *number});
-        return true;
-      }
+      case Node::Kind::ToNumber:
+        break;  // always single: one() answered above
       case Node::Kind::Pipe: {
         Stream left;
         if (!run(*node.left, input, left)) return false;
@@ -289,17 +283,19 @@ class Evaluator {
         }
         return out.size() > before || run(*node.right, input, out);
       }
-      default: {
+      case Node::Kind::Add:
+      case Node::Kind::Subtract:
+      case Node::Kind::Multiply: {
         Stream left, right;
         if (!run(*node.left, input, left) || !run(*node.right, input, right)) return false;
         if (left.size() != 1 || right.size() != 1) return false;  // jq's cartesian order: not imitated
-        auto a = number_of(left[0]), b = number_of(right[0]);
-        if (!a || !b) return false;  // null + 1, string * number, object * object: jq's own rules
-        double result = node.kind == Node::Kind::Add ? *a + *b : node.kind == Node::Kind::Subtract ? *a - *b : *a * *b;
-        out.push_back({Value::Kind::Number, {}, result});
+        Value result;
+        if (!arithmetic(node, left[0], right[0], result)) return false;
+        out.push_back(result);
         return true;
       }
     }
+    return false;
   }
 
  private:
@@ -339,7 +335,7 @@ class Evaluator {
         return true;
       case Node::Kind::ToNumber: {
         auto number = number_of(input);
-        if (!number) return false;
+        if (!number) return false;  // jq parses strings; not imitated
         result = {Value::Kind::Number, {}, *number};
         return true;
       }
@@ -358,21 +354,25 @@ class Evaluator {
       }
       default: {
         Value left, right;
-        if (!one(*node.left, input, left) || !one(*node.right, input, right)) return false;
-        auto a = number_of(left), b = number_of(right);
-        if (!a || !b) return false;
-        result = {Value::Kind::Number, {},
-                  node.kind == Node::Kind::Add ? *a + *b : node.kind == Node::Kind::Subtract ? *a - *b : *a * *b};
-        return true;
+        return one(*node.left, input, left) && one(*node.right, input, right) && arithmetic(node, left, right, result);
       }
     }
     return false;
   }
 
+  // The Add, Subtract or Multiply node's value on two operands, or false: null + 1, string * number,
+  // object * object follow jq's own rules, not imitated.
+  static bool arithmetic(const Node& node, const Value& left, const Value& right, Value& result) {
+    auto a = number_of(left), b = number_of(right);
+    if (!a || !b) return false;
+    result = {Value::Kind::Number, {},
+              node.kind == Node::Kind::Add ? *a + *b : node.kind == Node::Kind::Subtract ? *a - *b : *a * *b};
+    return true;
+  }
+
   bool walk(const SimplePath& path, const Value& input, Stream& out) {
-    const auto& steps = path.steps();
     Stream current{input};
-    for (const auto& step : steps) {
+    for (const auto& step : path.steps()) {
       Stream next;
       for (const auto& v : current) {
         if (!std::holds_alternative<SimplePath::Iterate>(step)) {
