@@ -39,10 +39,6 @@ void JsonPatchBuilder::write(std::string& out, const Node& node) {
 }
 
 void JsonPatchBuilder::write_patch(std::string& out) const {
-  // A borrowed value (the policy's tolerations) is usually added once per pod template: written once,
-  // then copied from where it was written.
-  const json* written_borrowed = nullptr;
-  std::size_t written_at = 0, written_size = 0;
   out += '[';
   for (std::size_t i = 0; i < operations_.size(); ++i) {
     const Operation& op = operations_[i];
@@ -50,14 +46,9 @@ void JsonPatchBuilder::write_patch(std::string& out) const {
     append_json_string(out, op.path);
     out += R"(,"value":)";
     if (op.borrowed != nullptr && !op.borrowed_text.empty()) {
-      out.append(op.borrowed_text);  // the caller's text of it, written once for every patch
-    } else if (op.borrowed != nullptr && op.borrowed == written_borrowed) {
-      out.append(out, written_at, written_size);
+      out.append(op.borrowed_text);  // the caller's text of it (the policy's tolerations, written when read)
     } else if (op.borrowed != nullptr) {
-      written_at = out.size();
       append_json(out, *op.borrowed);
-      written_size = out.size() - written_at;
-      written_borrowed = op.borrowed;
     } else {
       write(out, *op.value);
     }
