@@ -13,19 +13,24 @@
 #
 # Environment:
 #   KARTA_BINARY      the webhook binary (default build/karta-webhook; build it in Release)
+#   PACED_CLIENT      the constant-rate client (default karta-paced-load beside KARTA_BINARY, built with it)
 #   SERVER_CPUS       CPUs of the server under test, a taskset list (default 1)
 #   CLIENT_CPUS       CPUs of wrk (default 0)
 #   DURATION          seconds of each saturating run (default 10)
 #   ROUNDS            saturating rounds per server, alternating webhook and nginx (default 3)
 #   CONNECTIONS       connections of every run (default 32)
-#   PACED_DURATION    seconds of the constant-rate run (default 20)
+#   PACED_DURATION    seconds of each constant-rate run, webhook then nginx (default 20)
 #   WEBHOOK_THREADS   the webhook's --threads (default: its own default)
 #
 # Prints, for every run, requests/s, p50/p99, non-2xx answers and socket errors; the pinned ratio of the
 # medians (each server's median round: one nginx run in four or five comes out 15-20% slow on a shared
-# machine); then a constant-rate run at half the webhook's median peak (bench/wrk-paced.lua sends on an
-# open-loop schedule through wrk's delay()) with its p50, p99 and p99.9. Installs wrk and nginx-light with apt-get
-# when missing (needs root). Bounded in time (about 2 x ROUNDS x DURATION + PACED_DURATION + 55 s); cleans
+# machine); then constant-rate runs at half the webhook's median peak with their p50, p99 and p99.9:
+# karta-paced-load (bench/paced_load.cpp) sends request k at k/rate seconds on whichever connection is
+# idle, timed to the microsecond, and counts latency from when each request was due. (wrk paces by whole
+# milliseconds: each millisecond's requests left together and queued behind one another, so its tail
+# measured those bursts as much as the server.) The same run against nginx follows, at the same rate, with
+# the host's steal time of each. Installs wrk and nginx-light with apt-get
+# when missing (needs root). Bounded in time (about 2 x ROUNDS x DURATION + 2 x PACED_DURATION + 60 s); cleans
 # up its processes and temporary files on exit.
 set -euo pipefail
 
@@ -41,13 +46,14 @@ client_cpus=${CLIENT_CPUS:-0}
 webhook_threads=${WEBHOOK_THREADS:-}
 body=bench/jobset-demo-review.json
 lua=bench/wrk-post.lua
-paced_lua=bench/wrk-paced.lua
+paced_client=${PACED_CLIENT:-$(dirname "$binary")/karta-paced-load}
 
 log() { printf 'load-test: %s\n' "$*" >&2; }
 die() { log "$*"; exit 1; }
 
 [[ -x "$binary" ]] || die "$binary is not an executable: build it (cmake -S . -B build -DCMAKE_BUILD_TYPE=Release && cmake --build build --target karta-webhook) or set KARTA_BINARY"
-[[ -f "$body" && -f "$lua" && -f "$paced_lua" ]] || die "missing $body, $lua or $paced_lua"
+[[ -x "$paced_client" ]] || die "$paced_client is not an executable: build it (cmake --build build --target karta-paced-load) or set PACED_CLIENT"
+[[ -f "$body" && -f "$lua" ]] || die "missing $body or $lua"
 command -v taskset >/dev/null || die "needs taskset (util-linux)"
 (($(nproc) >= 2)) || die "needs at least 2 CPUs: one for the server under test, one for wrk"
 server_cpu_count=$(taskset -c "$server_cpus" nproc) || die "SERVER_CPUS=$server_cpus is not a CPU list of this machine"
@@ -207,22 +213,40 @@ webhook_median=webhook-peak-$(median_round webhook)
 nginx_median=nginx-peak-$(median_round nginx)
 webhook_peak=$(rps "$webhook_median")
 
-# The constant-rate run: half the webhook's peak, on an open-loop schedule of each wrk thread
-# (bench/wrk-paced.lua: the k-th request of a thread is due k/rate seconds after its first).
+# The constant-rate runs: half the webhook's peak, one schedule over all connections (karta-paced-load),
+# against the webhook and then nginx at the same rate: on a shared VM the host's stalls (its steal time,
+# printed) reach both, and nginx's figures say what this machine allows at that moment.
 half=$(awk -v r="$webhook_peak" 'BEGIN {printf "%d", r / 2}')
-thread_rate=$(awk -v r="$half" -v t="$wrk_threads" 'BEGIN {printf "%.3f", r / t}')
-log "constant rate: $half req/s over $connections connections ($thread_rate req/s for each of $wrk_threads wrk threads)"
-timeout $((paced_duration + 30)) taskset -c "$client_cpus" wrk -t "$wrk_threads" -c "$connections" -d "${paced_duration}s" \
-  --timeout 5s -s "$paced_lua" "https://127.0.0.1:$webhook_port/mutate" -- "$body" "$thread_rate" >"$work/webhook-paced.txt" 2>&1 ||
-  die "wrk failed for the constant-rate run: $(cat "$work/webhook-paced.txt")"
-sed 's/^/    /' "$work/webhook-paced.txt"
-paced_ms() { awk -v p="$1" '/^paced latency us:/ {for (i = 1; i <= NF; ++i) if ($i == p) printf "%.3f", $(i + 1) / 1000}' "$work/webhook-paced.txt"; }
-paced_rate=$(awk '/^paced: / {print $7}' "$work/webhook-paced.txt")
-paced_errors=$(sed -n 's/^paced errors: //p' "$work/webhook-paced.txt")
-paced_non2xx=$(awk -F': ' '/Non-2xx or 3xx responses/ {print $2}' "$work/webhook-paced.txt")
-
-pacing_note=$(awk -v got="$paced_rate" -v want="$half" 'BEGIN {
-  if (got > 1.1 * want || got < 0.9 * want) printf "; THE PACING DID NOT HOLD (served %.0f%% of the rate asked): these are not half-load figures", 100 * got / want }')
+steal_ticks() { awk '/^cpu / {print $9}' /proc/stat; }
+# run_paced NAME URL: $work/NAME-paced.txt, with the share of CPU time the host took while it ran.
+run_paced() {
+  local name=$1 url=$2 steal_before started
+  log "constant rate ($name): $half req/s over $connections connections; taskset -c $client_cpus $paced_client"
+  steal_before=$(steal_ticks)
+  started=$(date +%s.%N)
+  timeout $((paced_duration + 40)) taskset -c "$client_cpus" "$paced_client" --url "$url" --body "$body" --rate "$half" \
+    --connections "$connections" --duration "$paced_duration" --warmup 2 --cacert "$work/certs/ca.crt" \
+    >"$work/$name-paced.txt" 2>&1 || die "the constant-rate run against $name failed: $(cat "$work/$name-paced.txt")"
+  awk -v ticks=$(($(steal_ticks) - steal_before)) -v hz="$(getconf CLK_TCK)" -v cpus="$(nproc)" -v s="$started" -v e="$(date +%s.%N)" \
+    'BEGIN {printf "host steal: %.1f%%\n", 100 * ticks / hz / cpus / (e - s)}' >>"$work/$name-paced.txt"
+  sed 's/^/    /' "$work/$name-paced.txt"
+}
+run_paced webhook "https://127.0.0.1:$webhook_port/mutate"
+run_paced nginx "https://127.0.0.1:$nginx_port/mutate"
+# paced_ms NAME FROM P: milliseconds of percentile P (p50, p99, p999, max) counted from FROM (due, send)
+paced_ms() {
+  awk -v from="$2" -v p="$3" '$0 ~ "^paced latency us from " from ":" {for (i = 1; i <= NF; ++i) if ($i == p) printf "%.3f", $(i + 1) / 1000}' "$work/$1-paced.txt"
+}
+paced_line() {
+  local name=$1 rate errors note
+  rate=$(awk '/^paced: / {print $(NF - 1)}' "$work/$name-paced.txt")
+  errors=$(sed -n 's/^paced errors: //p' "$work/$name-paced.txt")
+  note=$(awk -v got="$rate" -v want="$half" 'BEGIN {
+    if (got > 1.1 * want || got < 0.9 * want) printf "   THE PACING DID NOT HOLD (served %.0f%% of the rate asked): these are not half-load figures", 100 * got / want }')
+  printf '  %-7s  from due: p50 %s p99 %s p99.9 %s max %s ms | from send: p50 %s p99 %s ms | %s req/s served; errors: %s; %s%s\n' \
+    "$name" "$(paced_ms "$name" due p50)" "$(paced_ms "$name" due p99)" "$(paced_ms "$name" due p999)" "$(paced_ms "$name" due max)" \
+    "$(paced_ms "$name" send p50)" "$(paced_ms "$name" send p99)" "$rate" "$errors" "$(sed -n 's/^host //p' "$work/$name-paced.txt")" "$note"
+}
 webhook_log_errors=$(grep -c '"level":"error"' "$work/webhook.log" || true)
 ratio=$(awk -v a="$webhook_peak" -v b="$(rps "$nginx_median")" 'BEGIN {printf "%.3f", a / b}')
 cat <<EOF
@@ -235,8 +259,9 @@ median rounds:
   webhook  $(printf '%10s' "$webhook_peak") req/s   p50 $(pct "$webhook_median" 50) ms   p99 $(pct "$webhook_median" 99) ms   $(errors "$webhook_median")
   nginx    $(printf '%10s' "$(rps "$nginx_median")") req/s   p50 $(pct "$nginx_median" 50) ms   p99 $(pct "$nginx_median" 99) ms   $(errors "$nginx_median")
   pinned ratio webhook/nginx: $ratio
-constant rate at half the webhook's peak ($half req/s asked, $paced_rate req/s served, $connections connections, ${paced_duration}s${pacing_note}):
-  webhook  p50 $(paced_ms p50) ms   p99 $(paced_ms p99) ms   p99.9 $(paced_ms p999) ms   max $(paced_ms max) ms   non-2xx ${paced_non2xx:-0}; socket errors: $paced_errors
+constant rate at half the webhook's peak, the same for both ($half req/s, $connections connections, ${paced_duration}s; latency from when each request was due, and from its send):
+$(paced_line webhook)
+$(paced_line nginx)
 saturating runs with non-2xx answers or socket errors: $(cat "$work"/*-peak-*.txt | grep -cE 'Non-2xx|Socket errors' || true) of $((2 * rounds)); webhook log lines at level error: $webhook_log_errors
 load average after: $(cut -d' ' -f1-3 /proc/loadavg)
 EOF
