@@ -339,6 +339,7 @@ class PacedLoad {
   // its place, so the schedule keeps its connections.
   void fail(Connection& connection) {
     if (connection.request >= 0) --in_flight_;
+    else std::erase(idle_, &connection);  // an idle one is in the idle list
     connection.close();
     if (open(connection)) idle_.push_back(&connection);
   }
@@ -359,7 +360,9 @@ class PacedLoad {
       }
       int error = SSL_get_error(connection.ssl, n);
       if (error == SSL_ERROR_WANT_READ || error == SSL_ERROR_WANT_WRITE) break;
-      ++errors_.read;  // closed or broken, with or without a request in flight
+      // Closed or broken. A server may close a keep-alive connection it finds idle: that is no error,
+      // and the connection is made again. With a request in flight, or half an answer, it is.
+      if (connection.request >= 0 || !connection.received.empty()) ++errors_.read;
       fail(connection);
       return;
     }

@@ -102,11 +102,12 @@ struct CountingServer {
   unsigned short port = 0;
   std::thread thread;
 
-  CountingServer() {
+  explicit CountingServer(std::chrono::milliseconds read_timeout = 30s) {
     karta::ServerOptions options;
     options.bind_address = "127.0.0.1";
     options.port = 0;
     options.threads = 2;
+    options.read_timeout = read_timeout;  // also how long a keep-alive connection may stay idle
     auto answer = [this](int status) {
       return [this, status](const karta::HttpRequest&) {
         ++requests;
@@ -197,6 +198,16 @@ TEST_CASE("answers that are not 2xx are counted as status errors, and still answ
   CHECK(line(run.output, "paced: ") == "paced: 50 requests due in 0.500 s at 100.0 req/s; 50 answered, 100.0 req/s");
   CHECK(line(run.output, "paced errors: ") == "paced errors: connect 0 read 0 write 0 status 50 timeout 0");
   CHECK(server.requests == 50);
+}
+
+TEST_CASE("a server that closes keep-alive connections it finds idle: no error, the connections are made again") {
+  CountingServer server(100ms);
+  // At 10 req/s, 4 connections each wait far longer than 100 ms between requests.
+  auto run = paced(server.port, "/ok", "--body " + demo_body() + " --rate 10 --duration 1 --warmup 0 --connections 4");
+  REQUIRE_MESSAGE(run.code == 0, run.output);
+  CHECK(line(run.output, "paced: ") == "paced: 10 requests due in 1.000 s at 10.0 req/s; 10 answered, 10.0 req/s");
+  CHECK(line(run.output, "paced errors: ") == "paced errors: connect 0 read 0 write 0 status 0 timeout 0");
+  CHECK(server.requests == 10);
 }
 
 TEST_CASE("a peer that completes the handshake and never answers: the run ends after --drain, every request a timeout") {
