@@ -449,16 +449,14 @@ int main(int argc, char** argv) {
   app.add_option("--connections", options.connections, "connections kept open")
       ->capture_default_str()
       ->check(CLI::Range(1, 10'000));
-  app.add_option("--duration", options.duration, "seconds counted")->capture_default_str()->check(CLI::Range(0.001, 86'400.0));
-  app.add_option("--warmup", options.warmup, "seconds sent first and not counted")
-      ->capture_default_str()
-      ->check(CLI::Range(0.0, 3'600.0));
-  app.add_option("--drain", options.drain, "seconds to wait for answers after the last request is due; then unanswered requests count as timeouts")
-      ->capture_default_str()
-      ->check(CLI::Range(0.0, 3'600.0));
-  app.add_option("--connect-timeout", options.connect_timeout, "seconds to connect and finish the TLS handshake")
-      ->capture_default_str()
-      ->check(CLI::Range(0.001, 3'600.0));
+  auto seconds = [&app](const char* name, double& value, const char* help, double least) {
+    app.add_option(name, value, help)->capture_default_str()->check(CLI::Range(least, 86'400.0));
+  };
+  seconds("--duration", options.duration, "seconds counted", 0.001);
+  seconds("--warmup", options.warmup, "seconds sent first and not counted", 0.0);
+  seconds("--drain", options.drain,
+          "seconds to wait for answers after the last request is due; then unanswered requests count as timeouts", 0.0);
+  seconds("--connect-timeout", options.connect_timeout, "seconds to connect and finish the TLS handshake", 0.001);
   app.add_option("--cacert", options.ca_file, "verify the server against this CA (default: no verification, as wrk)");
   CLI11_PARSE(app, argc, argv);
   signal(SIGPIPE, SIG_IGN);  // OpenSSL writes without MSG_NOSIGNAL

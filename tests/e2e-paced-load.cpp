@@ -93,6 +93,14 @@ std::vector<long> percentiles(const std::string& output, const std::string& pref
   return values;
 }
 
+// The run succeeded, and its summary and error lines are these (each after its "paced: " or
+// "paced errors: " prefix).
+void check_run(const Run& run, const std::string& summary, const std::string& errors) {
+  REQUIRE_MESSAGE(run.code == 0, run.output);
+  CHECK(line(run.output, "paced: ") == "paced: " + summary);
+  CHECK(line(run.output, "paced errors: ") == "paced errors: " + errors);
+}
+
 // A server whose POST /ok answers 200 and POST /busy 503, counting every request it is sent.
 struct CountingServer {
   test::TempDir dir;
@@ -164,9 +172,8 @@ TEST_CASE("the demo review at a constant rate against the webhook: every request
   auto run = paced(webhook.port, "/mutate",
                    "--body " + demo_body() + " --rate 200 --duration 1 --warmup 0.25 --connections 4 --cacert " +
                        webhook.certificates.ca.string());
-  REQUIRE_MESSAGE(run.code == 0, run.output);
-  CHECK(line(run.output, "paced: ") == "paced: 200 requests due in 1.000 s at 200.0 req/s; 200 answered, 200.0 req/s");
-  CHECK(line(run.output, "paced errors: ") == "paced errors: connect 0 read 0 write 0 status 0 timeout 0");
+  check_run(run, "200 requests due in 1.000 s at 200.0 req/s; 200 answered, 200.0 req/s",
+            "connect 0 read 0 write 0 status 0 timeout 0");
   auto from_due = percentiles(run.output, "paced latency us from due:");
   auto from_send = percentiles(run.output, "paced latency us from send:");
   auto lateness = percentiles(run.output, "paced lateness us (send - due):");
@@ -185,18 +192,16 @@ TEST_CASE("warm-up and counted requests come from one schedule: the server sees 
   auto run = paced(server.port, "/ok",
                    "--body " + demo_body() + " --rate 400 --duration 0.5 --warmup 0.25 --connections 3 --cacert " +
                        server.certificates.ca.string());
-  REQUIRE_MESSAGE(run.code == 0, run.output);
-  CHECK(line(run.output, "paced: ") == "paced: 200 requests due in 0.500 s at 400.0 req/s; 200 answered, 400.0 req/s");
-  CHECK(line(run.output, "paced errors: ") == "paced errors: connect 0 read 0 write 0 status 0 timeout 0");
+  check_run(run, "200 requests due in 0.500 s at 400.0 req/s; 200 answered, 400.0 req/s",
+            "connect 0 read 0 write 0 status 0 timeout 0");
   CHECK(server.requests == 300);  // 100 in the warm-up, 200 counted
 }
 
 TEST_CASE("answers that are not 2xx are counted as status errors, and still answered") {
   CountingServer server;
   auto run = paced(server.port, "/busy", "--body " + demo_body() + " --rate 100 --duration 0.5 --warmup 0 --connections 2");
-  REQUIRE_MESSAGE(run.code == 0, run.output);
-  CHECK(line(run.output, "paced: ") == "paced: 50 requests due in 0.500 s at 100.0 req/s; 50 answered, 100.0 req/s");
-  CHECK(line(run.output, "paced errors: ") == "paced errors: connect 0 read 0 write 0 status 50 timeout 0");
+  check_run(run, "50 requests due in 0.500 s at 100.0 req/s; 50 answered, 100.0 req/s",
+            "connect 0 read 0 write 0 status 50 timeout 0");
   CHECK(server.requests == 50);
 }
 
@@ -204,9 +209,8 @@ TEST_CASE("a server that closes keep-alive connections it finds idle: no error, 
   CountingServer server(100ms);
   // At 10 req/s, 4 connections each wait far longer than 100 ms between requests.
   auto run = paced(server.port, "/ok", "--body " + demo_body() + " --rate 10 --duration 1 --warmup 0 --connections 4");
-  REQUIRE_MESSAGE(run.code == 0, run.output);
-  CHECK(line(run.output, "paced: ") == "paced: 10 requests due in 1.000 s at 10.0 req/s; 10 answered, 10.0 req/s");
-  CHECK(line(run.output, "paced errors: ") == "paced errors: connect 0 read 0 write 0 status 0 timeout 0");
+  check_run(run, "10 requests due in 1.000 s at 10.0 req/s; 10 answered, 10.0 req/s",
+            "connect 0 read 0 write 0 status 0 timeout 0");
   CHECK(server.requests == 10);
 }
 
@@ -219,10 +223,9 @@ TEST_CASE("a peer that completes the handshake and never answers: the run ends a
   auto started = std::chrono::steady_clock::now();
   auto run = paced(port, "/", "--body " + demo_body() + " --rate 20 --duration 0.5 --warmup 0 --connections 1 --drain 0.3");
   auto took = std::chrono::steady_clock::now() - started;
-  REQUIRE_MESSAGE(run.code == 0, run.output);
   // One request was sent and never answered; the other nine were due while the only connection waited.
-  CHECK(line(run.output, "paced: ") == "paced: 10 requests due in 0.500 s at 20.0 req/s; 0 answered, 0.0 req/s");
-  CHECK(line(run.output, "paced errors: ") == "paced errors: connect 0 read 0 write 0 status 0 timeout 10");
+  check_run(run, "10 requests due in 0.500 s at 20.0 req/s; 0 answered, 0.0 req/s",
+            "connect 0 read 0 write 0 status 0 timeout 10");
   CHECK(line(run.output, "paced latency us from due: ") == "paced latency us from due: p50 0 p99 0 p999 0 max 0");
   CHECK(took < 5s);
 }
