@@ -19,7 +19,8 @@
 #   DURATION          seconds of each saturating run (default 10)
 #   ROUNDS            saturating rounds per server, alternating webhook and nginx (default 3)
 #   CONNECTIONS       connections of every run (default 32)
-#   PACED_DURATION    seconds of each constant-rate run, webhook then nginx (default 20)
+#   PACED_DURATION    seconds of each constant-rate run (default 10)
+#   PACED_ROUNDS      constant-rate rounds per server, alternating webhook and nginx (default 3)
 #   WEBHOOK_THREADS   the webhook's --threads (default: its own default)
 #
 # Prints, for every run, requests/s, p50/p99, non-2xx answers and socket errors; the pinned ratio of the
@@ -30,7 +31,7 @@
 # milliseconds: each millisecond's requests left together and queued behind one another, so its tail
 # measured those bursts as much as the server.) The same run against nginx follows, at the same rate, with
 # the host's steal time of each. Installs wrk and nginx-light with apt-get
-# when missing (needs root). Bounded in time (about 2 x ROUNDS x DURATION + 2 x PACED_DURATION + 60 s); cleans
+# when missing (needs root). Bounded in time (about 2 x ROUNDS x DURATION + 2 x PACED_ROUNDS x (PACED_DURATION + 3) + 60 s); cleans
 # up its processes and temporary files on exit.
 set -euo pipefail
 
@@ -40,7 +41,8 @@ binary=${KARTA_BINARY:-build/karta-webhook}
 duration=${DURATION:-10}
 rounds=${ROUNDS:-3}
 connections=${CONNECTIONS:-32}
-paced_duration=${PACED_DURATION:-20}
+paced_duration=${PACED_DURATION:-10}
+paced_rounds=${PACED_ROUNDS:-3}
 server_cpus=${SERVER_CPUS:-1}
 client_cpus=${CLIENT_CPUS:-0}
 webhook_threads=${WEBHOOK_THREADS:-}
@@ -214,38 +216,48 @@ nginx_median=nginx-peak-$(median_round nginx)
 webhook_peak=$(rps "$webhook_median")
 
 # The constant-rate runs: half the webhook's peak, one schedule over all connections (karta-paced-load),
-# against the webhook and then nginx at the same rate: on a shared VM the host's stalls (its steal time,
-# printed) reach both, and nginx's figures say what this machine allows at that moment.
+# against the webhook and nginx at the same rate in alternating rounds: on a shared VM the host's stalls
+# (its steal time, printed) reach both, and nginx's figures say what this machine allows at that moment.
+# Each server's round with the median p99 is reported, as for the saturating rounds.
 half=$(awk -v r="$webhook_peak" 'BEGIN {printf "%d", r / 2}')
 steal_ticks() { awk '/^cpu / {print $9}' /proc/stat; }
-# run_paced NAME URL: $work/NAME-paced.txt, with the share of CPU time the host took while it ran.
+# run_paced NAME URL: $work/NAME.txt, with the share of CPU time the host took while it ran.
 run_paced() {
   local name=$1 url=$2 steal_before started
-  log "constant rate ($name): $half req/s over $connections connections; taskset -c $client_cpus $paced_client"
+  log "constant rate ($name): $half req/s over $connections connections, ${paced_duration}s; taskset -c $client_cpus $paced_client"
   steal_before=$(steal_ticks)
   started=$(date +%s.%N)
   timeout $((paced_duration + 40)) taskset -c "$client_cpus" "$paced_client" --url "$url" --body "$body" --rate "$half" \
     --connections "$connections" --duration "$paced_duration" --warmup 2 --cacert "$work/certs/ca.crt" \
-    >"$work/$name-paced.txt" 2>&1 || die "the constant-rate run against $name failed: $(cat "$work/$name-paced.txt")"
+    >"$work/$name.txt" 2>&1 || die "the constant-rate run $name failed: $(cat "$work/$name.txt")"
   awk -v ticks=$(($(steal_ticks) - steal_before)) -v hz="$(getconf CLK_TCK)" -v cpus="$(nproc)" -v s="$started" -v e="$(date +%s.%N)" \
-    'BEGIN {printf "host steal: %.1f%%\n", 100 * ticks / hz / cpus / (e - s)}' >>"$work/$name-paced.txt"
-  sed 's/^/    /' "$work/$name-paced.txt"
+    'BEGIN {printf "host steal: %.1f%%\n", 100 * ticks / hz / cpus / (e - s)}' >>"$work/$name.txt"
+  sed 's/^/    /' "$work/$name.txt"
 }
-run_paced webhook "https://127.0.0.1:$webhook_port/mutate"
-run_paced nginx "https://127.0.0.1:$nginx_port/mutate"
+for round in $(seq "$paced_rounds"); do
+  run_paced "webhook-paced-$round" "https://127.0.0.1:$webhook_port/mutate"
+  run_paced "nginx-paced-$round" "https://127.0.0.1:$nginx_port/mutate"
+done
 # paced_ms NAME FROM P: milliseconds of percentile P (p50, p99, p999, max) counted from FROM (due, send)
 paced_ms() {
-  awk -v from="$2" -v p="$3" '$0 ~ "^paced latency us from " from ":" {for (i = 1; i <= NF; ++i) if ($i == p) printf "%.3f", $(i + 1) / 1000}' "$work/$1-paced.txt"
+  awk -v from="$2" -v p="$3" '$0 ~ "^paced latency us from " from ":" {for (i = 1; i <= NF; ++i) if ($i == p) printf "%.3f", $(i + 1) / 1000}' "$work/$1.txt"
 }
+# paced_median SERVER: the name of SERVER's constant-rate round with the median p99 from due.
+paced_median() {
+  for round in $(seq "$paced_rounds"); do echo "$(paced_ms "$1-paced-$round" due p99) $round"; done | sort -n |
+    awk -v n="$paced_rounds" -v s="$1" 'NR == int((n + 1) / 2) {print s "-paced-" $2}'
+}
+paced_p99s() { for round in $(seq "$paced_rounds"); do printf '%s ' "$(paced_ms "$1-paced-$round" due p99)"; done; }
 paced_line() {
-  local name=$1 rate errors note
-  rate=$(awk '/^paced: / {print $(NF - 1)}' "$work/$name-paced.txt")
-  errors=$(sed -n 's/^paced errors: //p' "$work/$name-paced.txt")
+  local server=$1 name rate errors note
+  name=$(paced_median "$server")
+  rate=$(awk '/^paced: / {print $(NF - 1)}' "$work/$name.txt")
+  errors=$(sed -n 's/^paced errors: //p' "$work/$name.txt")
   note=$(awk -v got="$rate" -v want="$half" 'BEGIN {
     if (got > 1.1 * want || got < 0.9 * want) printf "   THE PACING DID NOT HOLD (served %.0f%% of the rate asked): these are not half-load figures", 100 * got / want }')
   printf '  %-7s  from due: p50 %s p99 %s p99.9 %s max %s ms | from send: p50 %s p99 %s ms | %s req/s served; errors: %s; %s%s\n' \
-    "$name" "$(paced_ms "$name" due p50)" "$(paced_ms "$name" due p99)" "$(paced_ms "$name" due p999)" "$(paced_ms "$name" due max)" \
-    "$(paced_ms "$name" send p50)" "$(paced_ms "$name" send p99)" "$rate" "$errors" "$(sed -n 's/^host //p' "$work/$name-paced.txt")" "$note"
+    "$server" "$(paced_ms "$name" due p50)" "$(paced_ms "$name" due p99)" "$(paced_ms "$name" due p999)" "$(paced_ms "$name" due max)" \
+    "$(paced_ms "$name" send p50)" "$(paced_ms "$name" send p99)" "$rate" "$errors" "$(sed -n 's/^host //p' "$work/$name.txt")" "$note"
 }
 webhook_log_errors=$(grep -c '"level":"error"' "$work/webhook.log" || true)
 ratio=$(awk -v a="$webhook_peak" -v b="$(rps "$nginx_median")" 'BEGIN {printf "%.3f", a / b}')
@@ -259,9 +271,11 @@ median rounds:
   webhook  $(printf '%10s' "$webhook_peak") req/s   p50 $(pct "$webhook_median" 50) ms   p99 $(pct "$webhook_median" 99) ms   $(errors "$webhook_median")
   nginx    $(printf '%10s' "$(rps "$nginx_median")") req/s   p50 $(pct "$nginx_median" 50) ms   p99 $(pct "$nginx_median" 99) ms   $(errors "$nginx_median")
   pinned ratio webhook/nginx: $ratio
-constant rate at half the webhook's peak, the same for both ($half req/s, $connections connections, ${paced_duration}s; latency from when each request was due, and from its send):
+constant rate at half the webhook's peak, the same for both ($half req/s, $connections connections, ${paced_duration}s, $paced_rounds rounds each; p99 from due (ms): webhook $(paced_p99s webhook)| nginx $(paced_p99s nginx)
+median rounds (latency from when each request was due, and from its send):
 $(paced_line webhook)
 $(paced_line nginx)
+constant-rate rounds with errors: $(grep -l '^paced errors:' "$work"/*-paced-*.txt | xargs grep -L '^paced errors: connect 0 read 0 write 0 status 0 timeout 0$' | wc -l) of $((2 * paced_rounds))
 saturating runs with non-2xx answers or socket errors: $(cat "$work"/*-peak-*.txt | grep -cE 'Non-2xx|Socket errors' || true) of $((2 * rounds)); webhook log lines at level error: $webhook_log_errors
 load average after: $(cut -d' ' -f1-3 /proc/loadavg)
 EOF
