@@ -352,6 +352,7 @@ class PacedLoad {
       if (connection.fd < 0 || connection.written < request_.size()) return;
     }
     char buffer[16384];
+    bool closed = false;  // closed or broken
     for (;;) {
       int n = SSL_read(connection.ssl, buffer, sizeof buffer);
       if (n > 0) {
@@ -360,38 +361,49 @@ class PacedLoad {
       }
       int error = SSL_get_error(connection.ssl, n);
       if (error == SSL_ERROR_WANT_READ || error == SSL_ERROR_WANT_WRITE) break;
-      // Closed or broken. A server may close a keep-alive connection it finds idle: that is no error,
-      // and the connection is made again. With a request in flight, or half an answer, it is.
+      closed = true;
+      break;
+    }
+    // The answer first: a server may send its last one and close the connection in the same breath
+    // (a 413 with Connection: close, say).
+    if (!connection.received.empty()) {
+      std::optional<Framed> framed;
+      try {
+        framed = frame_response(connection.received);
+      } catch (const std::exception& error) {
+        std::fprintf(stderr, "karta-paced-load: %s\n", error.what());
+        ++errors_.read;
+        fail(connection);
+        return;
+      }
+      if (framed && connection.request < 0) {  // an answer nobody asked for
+        ++errors_.read;
+        fail(connection);
+        return;
+      }
+      if (framed) answered(connection, *framed, first_counted, due, /*idle=*/!closed);
+    }
+    if (closed) {
+      // A server may close a keep-alive connection it finds idle: that is no error, and the connection
+      // is made again. With a request in flight, or half an answer, it is.
       if (connection.request >= 0 || !connection.received.empty()) ++errors_.read;
       fail(connection);
-      return;
     }
-    std::optional<Framed> framed;
-    try {
-      framed = frame_response(connection.received);
-    } catch (const std::exception& error) {
-      std::fprintf(stderr, "karta-paced-load: %s\n", error.what());
-      ++errors_.read;
-      fail(connection);
-      return;
-    }
-    if (!framed) return;
-    if (connection.request < 0) {  // an answer nobody asked for
-      ++errors_.read;
-      fail(connection);
-      return;
-    }
+  }
+
+  template <typename Due>
+  void answered(Connection& connection, const Framed& framed, std::int64_t first_counted, const Due& due, bool idle) {
     Nanoseconds now = now_ns();
-    if (framed->status < 200 || framed->status > 299) ++errors_.status;
+    if (framed.status < 200 || framed.status > 299) ++errors_.status;
     if (connection.request >= first_counted) {
       from_due_.push_back(now - due(connection.request));
       from_send_.push_back(now - connection.sent_at);
       ++answered_;
     }
-    connection.received.erase(0, framed->length);
+    connection.received.erase(0, framed.length);
     connection.request = -1;
     --in_flight_;
-    idle_.push_back(&connection);
+    if (idle) idle_.push_back(&connection);
   }
 
   static std::string percentiles(std::vector<Nanoseconds>& values) {

@@ -110,12 +110,13 @@ struct CountingServer {
   unsigned short port = 0;
   std::thread thread;
 
-  explicit CountingServer(std::chrono::milliseconds read_timeout = 30s) {
+  explicit CountingServer(std::chrono::milliseconds read_timeout = 30s, std::size_t body_limit = 7 * 1024 * 1024) {
     karta::ServerOptions options;
     options.bind_address = "127.0.0.1";
     options.port = 0;
     options.threads = 2;
     options.read_timeout = read_timeout;  // also how long a keep-alive connection may stay idle
+    options.body_limit = body_limit;      // a body over it: 413 and Connection: close
     auto answer = [this](int status) {
       return [this, status](const karta::HttpRequest&) {
         ++requests;
@@ -212,6 +213,14 @@ TEST_CASE("a server that closes keep-alive connections it finds idle: no error, 
   check_run(run, "10 requests due in 1.000 s at 10.0 req/s; 10 answered, 10.0 req/s",
             "connect 0 read 0 write 0 status 0 timeout 0");
   CHECK(server.requests == 10);
+}
+
+TEST_CASE("an answer followed at once by the close of its connection is counted, and the connection made again") {
+  CountingServer server(30s, /*body_limit=*/100);  // the demo review's 1,534 bytes get 413 and a closed connection
+  auto run = paced(server.port, "/ok", "--body " + demo_body() + " --rate 20 --duration 0.5 --warmup 0 --connections 2");
+  check_run(run, "10 requests due in 0.500 s at 20.0 req/s; 10 answered, 20.0 req/s",
+            "connect 0 read 0 write 0 status 10 timeout 0");
+  CHECK(server.requests == 0);  // refused before the handler
 }
 
 TEST_CASE("a peer that completes the handshake and never answers: the run ends after --drain, every request a timeout") {
