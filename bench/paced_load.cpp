@@ -98,6 +98,26 @@ std::string openssl_error() {
   return text;
 }
 
+// Bytes from the server, fit for a terminal: anything outside printable ASCII as \xNN.
+std::string printable(std::string_view bytes) {
+  std::string out;
+  for (unsigned char c : bytes) {
+    if (c >= 0x20 && c < 0x7f && c != '\\') {
+      out += static_cast<char>(c);
+    } else {
+      char escaped[5];
+      std::snprintf(escaped, sizeof escaped, "\\x%02x", c);
+      out += escaped;
+    }
+  }
+  return out;
+}
+
+// What one response may hold: a server sending more is broken (or hostile), and the buffer must not grow
+// without end.
+constexpr std::size_t kMaxHeader = 64 * 1024;
+constexpr std::size_t kMaxBody = 1024 * 1024 * 1024;
+
 // The part of an HTTP/1.1 response buffer that makes one whole response: its status and its length.
 struct Framed {
   int status = 0;
@@ -107,12 +127,15 @@ struct Framed {
 // nullopt: not whole yet. Throws on a response this client cannot frame (no Content-Length).
 std::optional<Framed> frame_response(std::string_view buffer) {
   auto end = buffer.find("\r\n\r\n");
-  if (end == std::string_view::npos) return std::nullopt;
+  if (end == std::string_view::npos) {
+    if (buffer.size() > kMaxHeader) throw std::runtime_error("no end of the response header within 64 KiB");
+    return std::nullopt;
+  }
   std::string_view head = buffer.substr(0, end);
   Framed framed;
   if (head.size() < 12 || head.substr(0, 5) != "HTTP/" ||
       std::from_chars(head.data() + 9, head.data() + 12, framed.status).ec != std::errc())
-    throw std::runtime_error("not an HTTP response: " + std::string(head.substr(0, 40)));
+    throw std::runtime_error("not an HTTP response: " + printable(head.substr(0, 40)));
   std::optional<std::size_t> content_length;
   for (std::size_t line = head.find("\r\n"); line != std::string_view::npos;) {
     auto next = head.find("\r\n", line + 2);
@@ -122,9 +145,12 @@ std::optional<Framed> frame_response(std::string_view buffer) {
         std::equal(name.begin(), name.end(), field.begin(), [](char a, char b) { return a == (b | 0x20); })) {
       auto value = field.substr(name.size());
       while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
+      while (!value.empty() && (value.back() == ' ' || value.back() == '\t')) value.remove_suffix(1);
       std::size_t parsed = 0;
-      if (std::from_chars(value.data(), value.data() + value.size(), parsed).ec != std::errc())
-        throw std::runtime_error("bad Content-Length: " + std::string(value));
+      auto [end_of_number, error] = std::from_chars(value.data(), value.data() + value.size(), parsed);
+      if (error != std::errc() || end_of_number != value.data() + value.size() || value.empty())
+        throw std::runtime_error("bad Content-Length: " + printable(value.substr(0, 40)));
+      if (parsed > kMaxBody) throw std::runtime_error("Content-Length " + std::to_string(parsed) + " is over 1 GiB");
       content_length = parsed;
     }
     line = next;

@@ -48,15 +48,21 @@ unsigned short free_port() {
   return ntohs(address.sin_port);
 }
 
-bool port_open(unsigned short port) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  address.sin_port = htons(port);
-  bool open = connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0;
-  close(fd);
-  return open;
+// Whether something listens on 127.0.0.1:`port`, read from /proc/net/tcp without connecting: a probe
+// connection would be openssl s_server's one connection, and take what it was told to say.
+bool listening(unsigned short port) {
+  std::ifstream table("/proc/net/tcp");
+  char wanted[16];
+  std::snprintf(wanted, sizeof wanted, "0100007F:%04X", port);
+  std::string line_text;
+  std::getline(table, line_text);  // the header
+  while (std::getline(table, line_text)) {
+    std::istringstream fields(line_text);
+    std::string slot, local, remote, state;
+    fields >> slot >> local >> remote >> state;
+    if (local == wanted && state == "0A") return true;  // 0A: TCP_LISTEN
+  }
+  return false;
 }
 
 std::string demo_body() { return (test::source_dir() / "bench/jobset-demo-review.json").string(); }
@@ -135,14 +141,15 @@ struct CountingServer {
   }
 };
 
-// openssl s_server on a port: it takes one connection, completes the handshake and, its input a pipe
-// nobody writes, never answers. Stopped with SIGTERM.
-struct SilentTlsPeer {
+// openssl s_server on a port: it takes one connection at a time, completes the handshake and sends the
+// connection `says` (written to its input before any connection), then nothing more: with
+// `says` empty it never answers. Stopped with SIGTERM.
+struct ScriptedTlsPeer {
   pid_t pid = -1;
   int input = -1;
-  SilentTlsPeer(unsigned short port, const test::TestCertificates& certificates) {
-    int pipe_fds[2];
-    REQUIRE(pipe(pipe_fds) == 0);
+  ScriptedTlsPeer(unsigned short port, const test::TestCertificates& certificates, const std::string& says = "") {
+    int pipe_fds[2];  // a socket pair, not a pipe: sent to with MSG_NOSIGNAL, no SIGPIPE once s_server is gone
+    REQUIRE(socketpair(AF_UNIX, SOCK_STREAM, 0, pipe_fds) == 0);
     std::string accept = "127.0.0.1:" + std::to_string(port);
     pid = fork();
     REQUIRE(pid >= 0);
@@ -158,14 +165,24 @@ struct SilentTlsPeer {
     }
     close(pipe_fds[0]);
     input = pipe_fds[1];
+    // From a thread: more than the socket holds waits until s_server reads it, once a client connected.
+    writer = std::thread([this, says] {
+      for (std::size_t done = 0; done < says.size();) {
+        ssize_t n = send(input, says.data() + done, says.size() - done, MSG_NOSIGNAL);
+        if (n <= 0) return;  // the peer is gone
+        done += static_cast<std::size_t>(n);
+      }
+    });
   }
-  ~SilentTlsPeer() {
+  ~ScriptedTlsPeer() {
     kill(pid, SIGTERM);
     waitpid(pid, nullptr, 0);
+    writer.join();  // a send still waiting fails once s_server is gone
     close(input);
   }
-  SilentTlsPeer(const SilentTlsPeer&) = delete;
-  SilentTlsPeer& operator=(const SilentTlsPeer&) = delete;
+  std::thread writer;
+  ScriptedTlsPeer(const ScriptedTlsPeer&) = delete;
+  ScriptedTlsPeer& operator=(const ScriptedTlsPeer&) = delete;
 };
 
 TEST_CASE("the demo review at a constant rate against the webhook: every request due is answered once") {
@@ -227,8 +244,8 @@ TEST_CASE("a peer that completes the handshake and never answers: the run ends a
   test::TempDir dir;
   test::TestCertificates certificates{dir.path};
   const unsigned short port = free_port();
-  SilentTlsPeer peer(port, certificates);
-  REQUIRE(test::eventually([port] { return port_open(port); }, 5s));
+  ScriptedTlsPeer peer(port, certificates);
+  REQUIRE(test::eventually([port] { return listening(port); }, 5s));
   auto started = std::chrono::steady_clock::now();
   auto run = paced(port, "/", "--body " + demo_body() + " --rate 20 --duration 0.5 --warmup 0 --connections 1 --drain 0.3");
   auto took = std::chrono::steady_clock::now() - started;
@@ -237,6 +254,39 @@ TEST_CASE("a peer that completes the handshake and never answers: the run ends a
             "connect 0 read 0 write 0 status 0 timeout 10");
   CHECK(line(run.output, "paced latency us from due: ") == "paced latency us from due: p50 0 p99 0 p999 0 max 0");
   CHECK(took < 5s);
+}
+
+TEST_CASE("an answer that cannot be framed: a read error with its reason, escaped; the connection made again") {
+  test::TempDir dir;
+  test::TestCertificates certificates{dir.path};
+  const unsigned short port = free_port();
+  struct Case {
+    std::string says, reason;
+  };
+  const Case cases[] = {
+      // Past any limit: framed as is, 2^64 - 1 plus the header's length would wrap round to a few bytes.
+      {"HTTP/1.1 200 OK\r\nContent-Length: 18446744073709551615\r\n\r\n",
+       "Content-Length 18446744073709551615 is over 1 GiB"},
+      {"HTTP/1.1 200 OK\r\nContent-Length: 99999999999999999999999\r\n\r\n",
+       "bad Content-Length: 99999999999999999999999"},
+      {"HTTP/1.1 200 OK\r\nContent-Length: 12\x1b]0;owned\x07\r\n\r\n", "bad Content-Length: 12\\x1b]0;owned\\x07"},
+      {"\x1b[2J\x1b[31mHTTP/1.1 200\r\n\r\n", "not an HTTP response: \\x1b[2J\\x1b[31mHTTP/1.1 200"},
+      {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n",
+       "a response without Content-Length (chunked?): not supported"},
+      {"HTTP/1.1 200 OK\r\nX: " + std::string(70 * 1024, 'x'), "no end of the response header within 64 KiB"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.reason);
+    ScriptedTlsPeer peer(port, certificates, c.says);
+    REQUIRE(test::eventually([port] { return listening(port); }, 5s));
+    auto run = paced(port, "/", "--body " + demo_body() +
+                                    " --rate 20 --duration 0.3 --warmup 0 --connections 1 --drain 0.3 --connect-timeout 2");
+    // The first request's answer is refused; the other five wait on the connection made again, which the
+    // peer accepts and never answers.
+    check_run(run, "6 requests due in 0.300 s at 20.0 req/s; 0 answered, 0.0 req/s",
+              "connect 0 read 1 write 0 status 0 timeout 5");
+    CHECK(run.output.rfind("karta-paced-load: " + c.reason + "\n", 0) == 0);
+  }
 }
 
 TEST_CASE("what cannot be run is refused with the reason, exit 1") {
