@@ -3,17 +3,11 @@
 //   karta-paced-load --url https://127.0.0.1:8443/mutate --body bench/jobset-demo-review.json
 //                    --rate 18000 --connections 32 --duration 20 --warmup 2
 //
-// Why not wrk: wrk's timer counts whole milliseconds, so a paced wrk script sends each millisecond's
-// requests together (18 at 18,000 req/s), and the last of them waits for the 17 before it: the burst, not
-// the server, sets the tail. h2load --rps paces each connection on its own timer, and its connections'
-// timers start together, so its bursts are as large as there are connections. Here one schedule covers the
-// whole run: request k is due k/rate seconds after the start, and leaves on an idle connection as soon as
-// it is due (one epoll_pwait2 wait to the nanosecond, with this thread's timer slack at 1 ns). It is
-// open-loop: a late answer does not move the schedule, a request due while every connection is busy
-// leaves when one frees, and its latency is counted from when it was due (so a stall shows in the tail
-// rather than being hidden by the requests it delayed). Latency from the send is printed too, and the
-// client's own lateness (send minus due), which says how well it kept the schedule.
-//
+// One schedule covers the whole run: request k is due k/rate seconds after the start and leaves on an
+// idle connection as soon as it is due (epoll_pwait2 to the nanosecond, timer slack 1 ns). Open loop: a
+// request due while every connection is busy leaves when one frees, and latency is counted from when it
+// was due, so a stall shows in the tail; latency from the send and the client's own lateness are printed
+// too. (wrk paces by whole milliseconds, h2load --rps per connection: both send bursts; bench/README.md.)
 // One thread, HTTP/1.1 keep-alive, one request in flight per connection, responses framed by
 // Content-Length. Requests due during --warmup are sent but not counted. Prints lines that
 // scripts/load-test.sh reads; exits 1 on bad arguments or when no connection can be made.
@@ -162,7 +156,7 @@ std::optional<Framed> frame_response(std::string_view buffer) {
 }
 
 struct Errors {
-  std::uint64_t connect = 0, read = 0, write = 0, status = 0, timeout = 0;
+  unsigned long long connect = 0, read = 0, write = 0, status = 0, timeout = 0;  // as printf's %llu
 };
 
 struct Connection {
@@ -273,7 +267,7 @@ class PacedLoad {
       }
       for (int i = 0; i < ready; ++i) on_ready(*static_cast<Connection*>(events[static_cast<std::size_t>(i)].data.ptr), first_counted, due);
     }
-    errors_.timeout += static_cast<std::uint64_t>(in_flight_ + (total - next));  // unanswered, or never sent
+    errors_.timeout += static_cast<unsigned long long>(in_flight_ + (total - next));  // unanswered, or never sent
     report(total - first_counted);
     return 0;
   }
@@ -451,10 +445,8 @@ class PacedLoad {
     std::printf("paced latency us from due: %s\n", percentiles(from_due_).c_str());
     std::printf("paced latency us from send: %s\n", percentiles(from_send_).c_str());
     std::printf("paced lateness us (send - due): %s\n", percentiles(lateness_).c_str());
-    std::printf("paced errors: connect %llu read %llu write %llu status %llu timeout %llu\n",
-                static_cast<unsigned long long>(errors_.connect), static_cast<unsigned long long>(errors_.read),
-                static_cast<unsigned long long>(errors_.write), static_cast<unsigned long long>(errors_.status),
-                static_cast<unsigned long long>(errors_.timeout));
+    std::printf("paced errors: connect %llu read %llu write %llu status %llu timeout %llu\n", errors_.connect,
+                errors_.read, errors_.write, errors_.status, errors_.timeout);
   }
 
   Options options_;
