@@ -164,13 +164,14 @@ AdmissionResult AdmissionService::mutate(const AdmissionRequest& request, const 
   // declare sideEffects: None, and the dry run must show what the real request will store.
   if (!request.object) return {AdmissionDecision::allow(), {}, "skipped:no-object"};
   if (is_definition_kind(request.kind)) return stamp_karta_labels(request);
-  const CompiledDefinition* definition = state.catalog.find(request.kind);
+  const auto [kind_key, definition] = state.catalog.find_entry(request.kind);
   if (definition == nullptr) return {AdmissionDecision::allow(), {}, "skipped:no-definition"};
   if (auto skipped = skip_owned(request, state)) return std::move(*skipped);
 
   MutationOutcome outcome = mutate_workload(*request.object, *definition, state.policy,
                                             {request.namespace_name, request.operation, request.old_object});
   AdmissionResult result{AdmissionDecision::patched(std::move(outcome.patch)), std::move(outcome.notes), ""};
+  result.kind_key = kind_key;
   result.decision.warnings = std::move(outcome.warnings);
   result.outcome = result.decision.patch_operations() > 0 ? "patched" : "unchanged";
   return result;
@@ -183,7 +184,7 @@ AdmissionResult AdmissionService::validate(const AdmissionRequest& request, cons
   if (!request.sub_resource.empty()) return {AdmissionDecision::allow(), {}, "skipped:subresource"};
   if (!request.object) return {AdmissionDecision::allow(), {}, "skipped:no-object"};
   if (is_definition_kind(request.kind)) return validate_karta(request, state);
-  const CompiledDefinition* definition = state.catalog.find(request.kind);
+  const auto [kind_key, definition] = state.catalog.find_entry(request.kind);
   if (definition == nullptr) return {AdmissionDecision::allow(), {}, "skipped:no-definition"};
   if (!state.policy.label_policy.enabled) return {AdmissionDecision::allow(), {}, "skipped:no-label-policy"};
   if (auto skipped = skip_owned(request, state)) return std::move(*skipped);
@@ -193,6 +194,7 @@ AdmissionResult AdmissionService::validate(const AdmissionRequest& request, cons
   ValidationOutcome outcome =
       check_label_policy(*request.object, layout, state.policy.label_policy, request.namespace_name);
   AdmissionResult result;
+  result.kind_key = kind_key;
   result.notes = std::move(layout.notes);
   result.decision = outcome.allowed ? AdmissionDecision::allow() : AdmissionDecision::deny(outcome.message);
   result.decision.warnings = std::move(outcome.warnings);
@@ -236,7 +238,7 @@ ReviewReply AdmissionService::answer(AdmissionEndpoint endpoint, std::string_vie
   reply.body = encode_admission_review(result.decision, request.uid, request.review_api_version);
   auto micros = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started);
   static const std::string kUnregistered = "unregistered";
-  const std::string* registered = state->catalog.find_key(request.kind);
+  const std::string* registered = result.kind_key != nullptr ? result.kind_key : state->catalog.find_key(request.kind);
   const std::string& kind_label = registered != nullptr ? *registered : kUnregistered;
   std::string result_label = result.outcome.substr(0, result.outcome.find(':'));
   metrics_.record_admission(endpoint_name, request.operation, kind_label, result_label,

@@ -44,6 +44,9 @@ struct AdmissionResult {
   // defines ("group/version/Kind"), for the metric.
   std::size_t definition_faults_admitted = 0;
   std::string defined_kind{};
+  // The catalog's key of the object's kind, once mutate or validate has looked it up (null: not looked
+  // up, or not registered), so the metric does not look it up again.
+  const std::string* kind_key = nullptr;
 };
 
 // What one call of /mutate or /validate comes to: the response review, or why its envelope was refused.

@@ -23,15 +23,14 @@ const std::string& Catalog::lookup_key(const GroupVersionKind& kind) {
   return buffer;
 }
 
-const CompiledDefinition* Catalog::find(const GroupVersionKind& kind) const {
+Catalog::Entry Catalog::find_entry(const GroupVersionKind& kind) const {
   auto it = by_kind_.find(lookup_key(kind));
-  return it == by_kind_.end() ? nullptr : it->second.get();
+  return it == by_kind_.end() ? Entry{} : Entry{&it->first, it->second.get()};
 }
 
-const std::string* Catalog::find_key(const GroupVersionKind& kind) const {
-  auto it = by_kind_.find(lookup_key(kind));
-  return it == by_kind_.end() ? nullptr : &it->first;
-}
+const CompiledDefinition* Catalog::find(const GroupVersionKind& kind) const { return find_entry(kind).definition; }
+
+const std::string* Catalog::find_key(const GroupVersionKind& kind) const { return find_entry(kind).key; }
 
 std::shared_ptr<const CompiledDefinition> Catalog::find_shared(const GroupVersionKind& kind) const {
   auto it = by_kind_.find(lookup_key(kind));

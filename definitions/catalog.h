@@ -25,6 +25,12 @@ class Catalog {
   const CompiledDefinition* find(const GroupVersionKind& kind) const;
   // "group/version/kind" of the definition for `kind` (as metrics name it), or nullptr.
   const std::string* find_key(const GroupVersionKind& kind) const;
+  // Both at once (an admission needs the definition, then the key for its metric).
+  struct Entry {
+    const std::string* key = nullptr;
+    const CompiledDefinition* definition = nullptr;
+  };
+  Entry find_entry(const GroupVersionKind& kind) const;
   std::shared_ptr<const CompiledDefinition> find_shared(const GroupVersionKind& kind) const;
 
   std::size_t size() const { return by_kind_.size(); }

@@ -90,6 +90,48 @@ TEST_CASE("out-of-scope requests are admitted with no patch") {
   }
 }
 
+TEST_CASE("each admission's metric names the catalog's key of its kind, however it was decided") {
+  // A service of its own, with a label policy so that validate reaches the definition too.
+  karta::AdmissionService service;
+  auto state = std::make_shared<karta::AdmissionState>();
+  state->catalog = test::builtin_catalog();
+  state->policy = test::policy_from_yaml(R"(
+podTemplates:
+  labels: {platform.example.com/managed: "true"}
+labelPolicy:
+  mode: enforce
+  workload: {required: [team]}
+)");
+  service.update(state);
+  auto answer = [&](AdmissionEndpoint endpoint, const json& object, const std::string& operation) {
+    auto response = karta::handle_admission(
+        service, endpoint,
+        HttpRequest{"POST", "/mutate", "", "application/json", test::admission_review(object, operation, "u").dump()});
+    REQUIRE(response.status == 200);
+  };
+  json unlabelled = demo();
+  unlabelled["metadata"].erase("labels");
+  json config_map = json::parse(R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","namespace":"n"}})");
+  answer(AdmissionEndpoint::Mutate, demo(), "CREATE");         // found by mutate
+  answer(AdmissionEndpoint::Validate, demo(), "CREATE");       // found by validate: allowed
+  answer(AdmissionEndpoint::Validate, unlabelled, "CREATE");   // and denied
+  answer(AdmissionEndpoint::Mutate, demo(), "DELETE");         // skipped before the lookup: looked up for the metric
+  answer(AdmissionEndpoint::Mutate, config_map, "CREATE");     // no definition
+
+  const std::string text = service.metrics().render();
+  auto count = [&](const std::string& labels) {
+    const std::string prefix = "karta_admission_requests_total{" + labels + "} ";
+    auto at = text.find(prefix);
+    return at == std::string::npos ? std::string("absent") : text.substr(at + prefix.size(), text.find('\n', at) - at - prefix.size());
+  };
+  const std::string jobset = "kind=\"jobset.x-k8s.io/v1alpha2/JobSet\"";
+  CHECK(count("endpoint=\"mutate\",operation=\"CREATE\"," + jobset + ",result=\"patched\"") == "1");
+  CHECK(count("endpoint=\"validate\",operation=\"CREATE\"," + jobset + ",result=\"allowed\"") == "1");
+  CHECK(count("endpoint=\"validate\",operation=\"CREATE\"," + jobset + ",result=\"denied\"") == "1");
+  CHECK(count("endpoint=\"mutate\",operation=\"DELETE\"," + jobset + ",result=\"skipped\"") == "1");
+  CHECK(count("endpoint=\"mutate\",operation=\"CREATE\",kind=\"unregistered\",result=\"skipped\"") == "1");
+}
+
 TEST_CASE("a malformed envelope is an HTTP 400 with the reason, so the failure policy applies") {
   auto response = post(AdmissionEndpoint::Mutate, R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview",
       "request":{"kind":{"version":"v1","kind":"Pod"},"operation":"CREATE"}})");
