@@ -299,7 +299,7 @@ class PacedLoad {
       X509_VERIFY_PARAM* param = SSL_get0_param(ssl);
       if (X509_VERIFY_PARAM_set1_ip_asc(param, target_.host.c_str()) != 1) SSL_set1_host(ssl, target_.host.c_str());
     }
-    if (SSL_connect(ssl) != 1) {  // blocking: connections are made before the schedule starts
+    if (SSL_connect(ssl) != 1) {  // blocking, also mid-run when a connection is made again (counted from due)
       bool timed_out = errno == EAGAIN || errno == EWOULDBLOCK;
       last_connect_error_ = "TLS handshake: " + (timed_out && ERR_peek_error() == 0 ? std::string("timed out") : openssl_error());
       SSL_free(ssl);

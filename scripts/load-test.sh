@@ -29,8 +29,8 @@
 # karta-paced-load (bench/paced_load.cpp) sends request k at k/rate seconds on whichever connection is
 # idle, timed to the microsecond, and counts latency from when each request was due. (wrk paces by whole
 # milliseconds: each millisecond's requests left together and queued behind one another, so its tail
-# measured those bursts as much as the server.) The same run against nginx follows, at the same rate, with
-# the host's steal time of each. Installs wrk and nginx-light with apt-get
+# measured those bursts as much as the server.) Its rounds alternate between the webhook and nginx, at the
+# same rate, and each prints the host's steal time while it ran. Installs wrk and nginx-light with apt-get
 # when missing (needs root). Bounded in time (about 2 x ROUNDS x DURATION + 2 x PACED_ROUNDS x (PACED_DURATION + 3) + 60 s); cleans
 # up its processes and temporary files on exit.
 set -euo pipefail
@@ -206,13 +206,18 @@ for round in $(seq "$rounds"); do
   run_wrk "webhook-peak-$round" "https://127.0.0.1:$webhook_port/mutate"
   run_wrk "nginx-peak-$round" "https://127.0.0.1:$nginx_port/mutate"
 done
-# median_round NAME: the round whose rate is the median of NAME's rounds (the lower middle one for an even count).
-median_round() {
-  for round in $(seq "$rounds"); do echo "$(rps "$1-peak-$round") $round"; done | sort -n | awk -v n="$rounds" 'NR == int((n + 1) / 2) {print $2}'
+# Rounds are the runs PREFIX-1 .. PREFIX-COUNT; FIGURE is a function of a run's name (rps, due_p99).
+# round_figures PREFIX COUNT FIGURE: each round's figure, in order.
+round_figures() { local round; for round in $(seq "$2"); do printf '%s ' "$("$3" "$1-$round")"; done; }
+# median_run PREFIX COUNT FIGURE: the name of the round whose figure is the median (the lower middle one
+# for an even count).
+median_run() {
+  local round
+  for round in $(seq "$2"); do echo "$("$3" "$1-$round") $round"; done | sort -n |
+    awk -v n="$2" -v prefix="$1" 'NR == int((n + 1) / 2) {print prefix "-" $2}'
 }
-all_rounds() { for round in $(seq "$rounds"); do printf '%s ' "$(rps "$1-peak-$round")"; done; }
-webhook_median=webhook-peak-$(median_round webhook)
-nginx_median=nginx-peak-$(median_round nginx)
+webhook_median=$(median_run webhook-peak "$rounds" rps)
+nginx_median=$(median_run nginx-peak "$rounds" rps)
 webhook_peak=$(rps "$webhook_median")
 
 # The constant-rate runs: half the webhook's peak, one schedule over all connections (karta-paced-load),
@@ -242,15 +247,10 @@ done
 paced_ms() {
   awk -v from="$2" -v p="$3" '$0 ~ "^paced latency us from " from ":" {for (i = 1; i <= NF; ++i) if ($i == p) printf "%.3f", $(i + 1) / 1000}' "$work/$1.txt"
 }
-# paced_median SERVER: the name of SERVER's constant-rate round with the median p99 from due.
-paced_median() {
-  for round in $(seq "$paced_rounds"); do echo "$(paced_ms "$1-paced-$round" due p99) $round"; done | sort -n |
-    awk -v n="$paced_rounds" -v s="$1" 'NR == int((n + 1) / 2) {print s "-paced-" $2}'
-}
-paced_p99s() { for round in $(seq "$paced_rounds"); do printf '%s ' "$(paced_ms "$1-paced-$round" due p99)"; done; }
+due_p99() { paced_ms "$1" due p99; }
 paced_line() {
   local server=$1 name rate errors note
-  name=$(paced_median "$server")
+  name=$(median_run "$server-paced" "$paced_rounds" due_p99)
   rate=$(awk '/^paced: / {print $(NF - 1)}' "$work/$name.txt")
   errors=$(sed -n 's/^paced errors: //p' "$work/$name.txt")
   note=$(awk -v got="$rate" -v want="$half" 'BEGIN {
@@ -266,12 +266,12 @@ cat <<EOF
 ==== load-test summary ($(nproc) CPUs: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); load average before: $load_before)
 POST /mutate, demo JobSet ($(wc -c <"$body") B body, $(wc -c <"$work/response.json") B response), TLS keep-alive
 pinned: server on CPUs $server_cpus (webhook threads: ${webhook_threads_used:-?}; nginx workers: $nginx_workers), wrk -t$wrk_threads on CPUs $client_cpus
-saturating, $connections connections, ${duration}s, $rounds rounds each (req/s): webhook $(all_rounds webhook)| nginx $(all_rounds nginx)
+saturating, $connections connections, ${duration}s, $rounds rounds each (req/s): webhook $(round_figures webhook-peak "$rounds" rps)| nginx $(round_figures nginx-peak "$rounds" rps)
 median rounds:
   webhook  $(printf '%10s' "$webhook_peak") req/s   p50 $(pct "$webhook_median" 50) ms   p99 $(pct "$webhook_median" 99) ms   $(errors "$webhook_median")
   nginx    $(printf '%10s' "$(rps "$nginx_median")") req/s   p50 $(pct "$nginx_median" 50) ms   p99 $(pct "$nginx_median" 99) ms   $(errors "$nginx_median")
   pinned ratio webhook/nginx: $ratio
-constant rate at half the webhook's peak, the same for both ($half req/s, $connections connections, ${paced_duration}s, $paced_rounds rounds each; p99 from due (ms): webhook $(paced_p99s webhook)| nginx $(paced_p99s nginx)
+constant rate at half the webhook's peak, the same for both ($half req/s, $connections connections, ${paced_duration}s, $paced_rounds rounds each; p99 from due (ms): webhook $(round_figures webhook-paced "$paced_rounds" due_p99)| nginx $(round_figures nginx-paced "$paced_rounds" due_p99)
 median rounds (latency from when each request was due, and from its send):
 $(paced_line webhook)
 $(paced_line nginx)
