@@ -21,19 +21,29 @@ std::string unescape_pointer_token(std::string_view escaped) {
 
 namespace {
 
-// Runs without '~' or '/' (nearly every token) are appended whole. (A plain loop: find_first_of calls
-// memchr on the two-character set for every character.)
+// Runs without '~' or '/' are appended whole. The specials are found with memchr (a token has none, or a
+// label key's one '/'), each character's next place looked for again only once it has been passed, so a
+// token full of them is still read once.
 template <typename Out, typename Append>
 void append_escaped(Out& out, std::string_view token, Append append) {
-  std::size_t plain = 0;
-  for (std::size_t i = 0; i < token.size(); ++i) {
-    char c = token[i];
-    if (c != '~' && c != '/') continue;
-    append(out, token.substr(plain, i - plain));
-    append(out, std::string_view(c == '~' ? "~0" : "~1"));
-    plain = i + 1;
+  const char* const begin = token.data();
+  const char* const end = begin + token.size();
+  auto next = [end](const char* from, char c) {
+    const void* found = from < end ? std::memchr(from, c, static_cast<std::size_t>(end - from)) : nullptr;
+    return found != nullptr ? static_cast<const char*>(found) : end;
+  };
+  const char* slash = next(begin, '/');
+  const char* tilde = next(begin, '~');
+  const char* plain = begin;  // start of the run not yet appended
+  while (slash != end || tilde != end) {
+    const char* special = slash < tilde ? slash : tilde;
+    append(out, std::string_view(plain, static_cast<std::size_t>(special - plain)));
+    append(out, std::string_view(special == slash ? "~1" : "~0"));
+    plain = special + 1;
+    if (special == slash) slash = next(plain, '/');
+    else tilde = next(plain, '~');
   }
-  append(out, token.substr(plain));
+  append(out, std::string_view(plain, static_cast<std::size_t>(end - plain)));
 }
 
 // Grown once and copied into, not inserted through small_vector's generic range insert.

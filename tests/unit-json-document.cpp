@@ -3,6 +3,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "json/json_document.h"
 #include "json/json_pointer.h"
@@ -119,6 +120,33 @@ TEST_CASE("documents parsed one after another on a thread stay whole: a released
   CHECK(karta::to_json(moved->root()) == json::parse(R"({"e":[5,6]})"));
   moved.reset();
   CHECK(karta::to_json(JsonDocument::parse(R"({"f":"six"})").root()) == json::parse(R"({"f":"six"})"));
+}
+
+TEST_CASE("a reference token is escaped the same into every kind of text, whatever its specials and where") {
+  // ~ becomes ~0 and / becomes ~1 (RFC 6901, section 3), written here character by character.
+  auto escaped = [](std::string_view token) {
+    std::string out;
+    for (char c : token) out += c == '~' ? std::string("~0") : c == '/' ? std::string("~1") : std::string(1, c);
+    return out;
+  };
+  std::string many;  // specials far apart and side by side, past the inline buffer
+  for (int i = 0; i < 40; ++i) many += i % 7 == 0 ? "/~" : i % 5 == 0 ? "~" : i % 3 == 0 ? "/" : "ab";
+  const std::vector<std::string> tokens{"", "plain", "/", "~", "~/", "/~", "//", "~~", "a/b", "a~b", "/a", "a/",
+                                        "~1", "~0", "a//b~~c/", "platform.example.com/role", many};
+  for (const std::string& token : tokens) {
+    CAPTURE(token);
+    std::string text = "/x";
+    karta::append_escaped_pointer_token(text, token);
+    CHECK(text == "/x" + escaped(token));
+    std::pmr::string pmr_text = "/x";
+    karta::append_escaped_pointer_token(pmr_text, token);
+    CHECK(std::string(pmr_text) == "/x" + escaped(token));
+    karta::JsonPointer pointer;
+    pointer /= "x";
+    pointer /= token;
+    CHECK(pointer.text() == "/x/" + escaped(token));
+    CHECK(pointer.back() == token);
+  }
 }
 
 TEST_CASE("pointers are extended token by token, escaped as RFC 6901 says, past their inline buffer too") {
