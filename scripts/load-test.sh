@@ -25,7 +25,8 @@
 #
 # Prints, for every run, requests/s, p50/p99, non-2xx answers and socket errors; the pinned ratio of the
 # medians (each server's median round: one nginx run in four or five comes out 15-20% slow on a shared
-# machine); then constant-rate runs at half the webhook's median peak with their p50, p99 and p99.9:
+# machine), and beside it the ratio of each pair of rounds run back to back, with their median; then
+# constant-rate runs at half the webhook's median peak with their p50, p99 and p99.9:
 # karta-paced-load (bench/paced_load.cpp) sends request k at k/rate seconds on whichever connection is
 # idle, timed to the microsecond, and counts latency from when each request was due. (wrk paces by whole
 # milliseconds: each millisecond's requests left together and queued behind one another, so its tail
@@ -261,6 +262,12 @@ paced_line() {
 }
 webhook_log_errors=$(grep -c '"level":"error"' "$work/webhook.log" || true)
 ratio=$(awk -v a="$webhook_peak" -v b="$(rps "$nginx_median")" 'BEGIN {printf "%.3f", a / b}')
+# The same ratio taken round by round: webhook round i over nginx round i, run one after the other, so
+# each pair shares the host's state of the moment (its stalls drift over minutes); and their median.
+pair_ratios=$(for round in $(seq "$rounds"); do
+  awk -v a="$(rps "webhook-peak-$round")" -v b="$(rps "nginx-peak-$round")" 'BEGIN {printf "%.3f\n", a / b}'
+done)
+pair_median=$(sort -n <<<"$pair_ratios" | awk -v n="$rounds" 'NR == int((n + 1) / 2)')
 cat <<EOF
 
 ==== load-test summary ($(nproc) CPUs: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); load average before: $load_before)
@@ -271,6 +278,7 @@ median rounds:
   webhook  $(printf '%10s' "$webhook_peak") req/s   p50 $(pct "$webhook_median" 50) ms   p99 $(pct "$webhook_median" 99) ms   $(errors "$webhook_median")
   nginx    $(printf '%10s' "$(rps "$nginx_median")") req/s   p50 $(pct "$nginx_median" 50) ms   p99 $(pct "$nginx_median" 99) ms   $(errors "$nginx_median")
   pinned ratio webhook/nginx: $ratio
+  the same, round by round (webhook round i / nginx round i, run back to back): $(tr '\n' ' ' <<<"$pair_ratios")(median $pair_median)
 constant rate at half the webhook's peak, the same for both ($half req/s, $connections connections, ${paced_duration}s, $paced_rounds rounds each; p99 from due (ms): webhook $(round_figures webhook-paced "$paced_rounds" due_p99)| nginx $(round_figures nginx-paced "$paced_rounds" due_p99)
 median rounds (latency from when each request was due, and from its send):
 $(paced_line webhook)
