@@ -17,6 +17,7 @@
 #include <boost/beast/http.hpp>
 #include <spdlog/spdlog.h>
 
+#include "server/request_parser.h"
 #include "server/tls_stream.h"
 
 namespace karta {
@@ -152,14 +153,14 @@ class HttpsServer::Session : public std::enable_shared_from_this<HttpsServer::Se
   // does, answer 100 Continue when the body has not arrived, or the final status at once when the
   // request is refused whatever its body says. Returns true when it took over the session.
   bool on_header() {
-    const auto& header = parser_->get();
+    const RequestParser& header = *parser_;
     if (header.version() < 11) return false;  // Expect is HTTP/1.1's (RFC 9110 10.1.1): an HTTP/1.0 one is ignored
-    auto expect = header[http::field::expect];
+    const std::string_view expect = header.expect();
     if (expect.empty()) return false;
     // A request refused whatever its body says gets its final status now, without a 100. Its body, if
     // the client sends it anyway, would be parsed as the next request: these close the connection, as
     // the 413 for a Content-Length over the limit does.
-    if (!beast::iequals(expect, "100-continue")) {
+    if (!beast::iequals(beast::string_view(expect.data(), expect.size()), "100-continue")) {
       reply_error(417, "unsupported Expect: " + std::string(expect));
       return true;
     }
@@ -168,7 +169,7 @@ class HttpsServer::Session : public std::enable_shared_from_this<HttpsServer::Se
     // A Content-Length over the body limit never gets here: the parser refused it (413) with the header.
     HttpRequest request;
     request.method = std::string(header.method_string());
-    std::string_view target(header.target().data(), header.target().size());
+    const std::string_view target = header.target();
     request.path = std::string(target.substr(0, target.find('?')));
     HttpResponse refusal;
     if (server_.find_route(request, refusal) == nullptr) {
@@ -217,15 +218,15 @@ class HttpsServer::Session : public std::enable_shared_from_this<HttpsServer::Se
       }
       return;
     }
-    http::request<http::string_body> message = parser_->release();
+    RequestParser& message = *parser_;
     HttpRequest request;
     request.method = std::string(message.method_string());
-    std::string_view target(message.target().data(), message.target().size());
+    const std::string_view target = message.target();
     auto question = target.find('?');
     request.path = std::string(target.substr(0, question));
     if (question != std::string_view::npos) request.query = std::string(target.substr(question + 1));
-    request.content_type = std::string(message[http::field::content_type]);
-    request.body = std::move(message.body());
+    request.content_type = std::string(message.content_type());
+    request.body = message.release_body();
     Reply reply{message.version(), message.keep_alive(), message.method() == http::verb::head};
     HttpResponse refusal;
     const Route* route = server_.find_route(request, refusal);
@@ -346,7 +347,7 @@ class HttpsServer::Session : public std::enable_shared_from_this<HttpsServer::Se
   std::chrono::steady_clock::time_point deadline_;
   bool timer_armed_ = false;
   beast::flat_buffer buffer_;
-  std::optional<http::request_parser<http::string_body>> parser_;
+  std::optional<RequestParser> parser_;
   std::string out_;   // the response head, and its body when small
   std::string body_;  // a big response's body
   bool waiting_for_request_ = false;

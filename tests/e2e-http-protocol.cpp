@@ -1,9 +1,12 @@
 // HTTP/1.1 protocol behaviour over real HTTPS: `Expect: 100-continue` (curl sends it with bodies over
-// 1 MB), and `Connection: close` on every response once shutdown began.
+// 1 MB), chunked bodies and the fields the server reads (server/request_parser.h), and `Connection: close`
+// on every response once shutdown began.
 
 #include <doctest/doctest.h>
 
 #include <csignal>
+#include <sstream>
+#include <string_view>
 
 #include <boost/asio/error.hpp>
 #include <boost/asio/ssl/error.hpp>
@@ -156,6 +159,63 @@ TEST_CASE("an Expect other than 100-continue gets 417 Expectation Failed and a c
   CHECK(read_end(client) == kClosed);
   // Others are served as before.
   CHECK(test::HttpsClient(running.port, running.certificates.ca).request("GET", "/healthz").status == 200);
+}
+
+TEST_CASE("a chunked body is put together from its chunks and served, and the body limit holds for it too") {
+  test::RunningWebhook running([](karta::WebhookConfig& config) { config.server.body_limit = 4096; });
+  test::HttpsClient client(running.port, running.certificates.ca);
+  const std::string review = test::admission_review(demo(), "CREATE", "chunked-1").dump();
+  REQUIRE(review.size() < 4096);
+  auto chunk = [](std::string_view bytes, const std::string& extension = "") {
+    std::ostringstream size;
+    size << std::hex << bytes.size();
+    return size.str() + extension + "\r\n" + std::string(bytes) + "\r\n";
+  };
+  const std::string head = "POST /mutate?timeout=10s HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+                           "Transfer-Encoding: chunked\r\n\r\n";
+  // Three chunks, one with an extension, and a trailer field after the last.
+  auto reply = client.send_raw(head + chunk(std::string_view(review).substr(0, 100)) +
+                               chunk(std::string_view(review).substr(100, 1000), ";note=x") +
+                               chunk(std::string_view(review).substr(1100)) + "0\r\nX-Trailer: t\r\n\r\n");
+  REQUIRE(reply.status == 200);
+  json answer = json::parse(reply.body);
+  CHECK(answer["response"]["uid"] == "chunked-1");
+  CHECK(test::decoded_patch(answer) == demo_patch());
+  // The same connection goes on: the chunked message ended where its last chunk said.
+  CHECK(client.request("GET", "/healthz").status == 200);
+
+  // 4,097 bytes in chunks that are each under the limit: refused once their sum passes it, as a
+  // Content-Length of 4,097 is, and the connection closed.
+  const std::string part(2100, ' ');
+  reply = client.send_raw(head + chunk(part) + chunk(part) + "0\r\n\r\n");
+  CHECK(reply.status == 413);
+  CHECK(reply.body == "request body exceeds 4096 bytes\n");
+  CHECK(reply.header_connection == "close");
+  test::HttpsClient other(running.port, running.certificates.ca);
+  reply = other.send_raw(head.substr(0, head.find("Transfer-Encoding")) + "Content-Length: 4097\r\n\r\n");
+  CHECK(reply.status == 413);
+  CHECK(reply.body == "request body exceeds 4096 bytes\n");
+}
+
+TEST_CASE("the request's Content-Type is its first such field, named in any case") {
+  test::RunningWebhook running;
+  test::HttpsClient client(running.port, running.certificates.ca);
+  const std::string review = test::admission_review(demo(), "CREATE", "ct-1").dump();
+  auto post = [&](const std::string& fields) {
+    return client.send_raw("POST /mutate HTTP/1.1\r\nHost: localhost\r\n" + fields +
+                           "Content-Length: " + std::to_string(review.size()) + "\r\n\r\n" + review);
+  };
+  auto reply = post("content-TYPE: application/json\r\n");
+  CHECK(reply.status == 200);
+  CHECK(json::parse(reply.body)["response"]["uid"] == "ct-1");
+  reply = post("Content-Type: text/plain\r\nContent-Type: application/json\r\n");
+  CHECK(reply.status == 415);
+  CHECK(reply.body == "expected Content-Type application/json, got text/plain\n");
+  reply = post("Content-Type: application/json; charset=utf-8\r\nContent-Type: text/plain\r\n");
+  CHECK(reply.status == 200);
+  reply = post("");  // none: read as JSON, as the service takes a review without one
+  CHECK(reply.status == 200);
+  CHECK(json::parse(reply.body)["response"]["uid"] == "ct-1");
 }
 
 TEST_CASE("clients that vanish mid-request or before their answer cost the server nothing: the next one is served") {
