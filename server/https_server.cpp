@@ -145,7 +145,13 @@ class HttpsServer::Session : public std::enable_shared_from_this<HttpsServer::Se
     // At least kMinRead a read: read_size() offers a buffer that never grew 512 bytes, and a 1.7 KB review
     // then took four reads, each an SSL_read and a pass of the parser (counted under callgrind).
     size = std::max(size, std::min(kMinRead, buffer_.max_size() - buffer_.size()));
-    stream_.async_read_some(buffer_.prepare(size), beast::bind_front_handler(&Session::on_read_some, shared_from_this()));
+    auto handler = beast::bind_front_handler(&Session::on_read_some, shared_from_this());
+    // Nothing of the next request yet: its client sends it once it has our last response, so a read now
+    // would find nothing (EAGAIN). Wait for it instead.
+    if (!parser_->got_some() && buffer_.size() == 0) {
+      return stream_.async_read_some_when_readable(buffer_.prepare(size), std::move(handler));
+    }
+    stream_.async_read_some(buffer_.prepare(size), std::move(handler));
   }
 
   // A request's header is complete and its body not yet parsed. `Expect: 100-continue` (curl sends it
