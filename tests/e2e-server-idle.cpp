@@ -22,21 +22,36 @@ namespace e2e_server_idle {  // this file's names, apart from other tests' in a 
 namespace test = karta::test;
 using namespace std::chrono_literals;
 
-TEST_CASE("the idle callback runs when the last open connection closes, at most once a second") {
+namespace {
+
+// Certificates, their store and server options for a test's own HttpsServer on 127.0.0.1.
+struct LocalTls {
   test::TempDir dir;
   test::TestCertificates certificates{dir.path};
-  karta::ServerOptions options;
-  options.bind_address = "127.0.0.1";
-  options.port = 0;
-  options.threads = 2;
-  auto store = std::make_shared<karta::CertificateStore>(karta::TlsFiles{certificates.certificate, certificates.key});
+  std::shared_ptr<karta::CertificateStore> store =
+      std::make_shared<karta::CertificateStore>(karta::TlsFiles{certificates.certificate, certificates.key});
+
+  static karta::ServerOptions options(std::size_t threads) {
+    karta::ServerOptions options;
+    options.bind_address = "127.0.0.1";
+    options.port = 0;
+    options.threads = threads;
+    return options;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("the idle callback runs when the last open connection closes, at most once a second") {
+  LocalTls tls;
+  const auto& certificates = tls.certificates;
   std::vector<karta::Route> routes{{"GET",
                                     "/ok",
                                     [](const karta::HttpRequest&) {
                                       return karta::HttpResponse{200, "text/plain", "ok", {}};
                                     },
                                     {}}};
-  karta::HttpsServer server(options, store, routes);
+  karta::HttpsServer server(LocalTls::options(2), tls.store, routes);
   std::atomic<int> idle{0};
   server.set_on_idle([&idle] { ++idle; });
   const unsigned short port = server.listen();
@@ -81,13 +96,7 @@ long reads_of_thread(long tid) {
 TEST_CASE("between requests on a keep-alive connection the server makes one read a request, not a failed one first") {
   // After writing a response the server waits for the socket before reading: its client sends the next
   // request only once it has that response, so a read then would fail (EAGAIN) and cost a system call.
-  test::TempDir dir;
-  test::TestCertificates certificates{dir.path};
-  karta::ServerOptions options;
-  options.bind_address = "127.0.0.1";
-  options.port = 0;
-  options.threads = 1;
-  auto store = std::make_shared<karta::CertificateStore>(karta::TlsFiles{certificates.certificate, certificates.key});
+  LocalTls tls;
   std::atomic<long> server_thread{0};
   std::vector<karta::Route> routes{{"POST",
                                     "/echo",
@@ -96,11 +105,11 @@ TEST_CASE("between requests on a keep-alive connection the server makes one read
                                       return karta::HttpResponse{200, "text/plain", request.body, {}};
                                     },
                                     {}}};
-  karta::HttpsServer server(options, store, routes);
+  karta::HttpsServer server(LocalTls::options(1), tls.store, routes);
   const unsigned short port = server.listen();
   std::thread thread([&server] { server.run(/*handle_signals=*/false); });
   {
-    test::HttpsClient client(port, certificates.ca);
+    test::HttpsClient client(port, tls.certificates.ca);
     REQUIRE(client.request("POST", "/echo", "first").body == "first");  // the handshake and the first read
     REQUIRE(server_thread != 0);
     const long before = reads_of_thread(server_thread);
