@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <set>
+#include <string_view>
 
 #include <re2/re2.h>
 
@@ -147,7 +148,7 @@ std::string fill_placeholders(const std::string& text, const PlaceholderValues& 
     std::size_t end = text.find("}}", start);
     if (end == std::string::npos) break;
     out.append(text, pos, start - pos);
-    std::string name = text.substr(start + 2, end - start - 2);
+    const std::string_view name = std::string_view(text).substr(start + 2, end - start - 2);
     if (name == "namespace") out += v.namespace_name;
     else if (name == "name") out += v.name;
     else if (name == "kind") out += v.kind;
