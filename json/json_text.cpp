@@ -42,28 +42,33 @@ unsigned special_mask(const char* sixteen) {
 }
 #endif
 
+// Whether a byte is special (below).
+constexpr std::array<bool, 256> kSpecial = [] {
+  std::array<bool, 256> table{};
+  for (int c = 0; c < 256; ++c) table[c] = c < 0x20 || c >= 0x80 || c == '"' || c == '\\';
+  return table;
+}();
+
 // The first special byte of data[i, size), or size. Special bytes end a plain run: the quote, the
 // backslash, control characters and every non-ASCII byte (checked as UTF-8 by the caller). Sixteen bytes
-// at a time, the last few copied into a block of plain bytes; without SSE2, eight at a time (SWAR: each
-// test sets a byte's high bit), then one at a time.
+// at a time; the last few in the last sixteen bytes of the text, read again (a text of fewer than sixteen
+// bytes one byte at a time: most keys and values are that short). Without SSE2, eight at a time (SWAR:
+// each test sets a byte's high bit), then one at a time.
 std::size_t first_special(const char* data, std::size_t size, std::size_t i) {
 #if defined(__SSE2__)
+  if (size < 16) {
+    while (i < size && !kSpecial[static_cast<unsigned char>(data[i])]) ++i;
+    return i;
+  }
   for (; i + 16 <= size; i += 16) {
     if (unsigned mask = special_mask(data + i)) return i + static_cast<std::size_t>(__builtin_ctz(mask));
   }
-  if (i < size) {
-    char block[16];
-    std::memset(block, 'a', sizeof block);
-    std::memcpy(block, data + i, size - i);
-    if (unsigned mask = special_mask(block)) return i + static_cast<std::size_t>(__builtin_ctz(mask));
+  if (i < size) {  // data[size - 16, i) were checked already: their bits are shifted out
+    const unsigned mask = special_mask(data + size - 16) >> (i - (size - 16));
+    if (mask != 0) return i + static_cast<std::size_t>(__builtin_ctz(mask));
   }
   return size;
 #else
-  static constexpr std::array<bool, 256> kSpecial = [] {
-    std::array<bool, 256> table{};
-    for (int c = 0; c < 256; ++c) table[c] = c < 0x20 || c >= 0x80 || c == '"' || c == '\\';
-    return table;
-  }();
   for (; i + 8 <= size; i += 8) {
     std::uint64_t word;
     std::memcpy(&word, data + i, 8);

@@ -38,6 +38,22 @@ TEST_CASE("strings are escaped as nlohmann::json escapes them, whatever the posi
     }
   }
   CHECK(compared == 11 * 861);
+  // Two escapes at every pair of positions: the scan of a tail reads the text's last sixteen bytes again,
+  // which may hold an escape already written.
+  compared = 0;
+  for (std::size_t length = 2; length <= 40; ++length) {
+    for (std::size_t first = 0; first < length; ++first) {
+      for (std::size_t second = first + 1; second < length; ++second) {
+        std::string text(length, 'c');
+        text[first] = '"';
+        text[second] = '\n';
+        CAPTURE(text);
+        CHECK(written(text) == json(text).dump());
+        ++compared;
+      }
+    }
+  }
+  CHECK(compared == 10660);  // the sum over length of length * (length - 1) / 2
   CHECK(written("") == "\"\"");
   CHECK(written(std::string(64, 'x')) == "\"" + std::string(64, 'x') + "\"");
   // Appended after what the string holds already; an empty view may have no data at all.
