@@ -146,8 +146,8 @@ class HttpsServer::Session : public std::enable_shared_from_this<HttpsServer::Se
     // then took four reads, each an SSL_read and a pass of the parser (counted under callgrind).
     size = std::max(size, std::min(kMinRead, buffer_.max_size() - buffer_.size()));
     auto handler = beast::bind_front_handler(&Session::on_read_some, shared_from_this());
-    // Nothing of the next request yet: its client sends it once it has our last response, so a read now
-    // would find nothing (EAGAIN). Wait for it instead.
+    // Nothing of the next request yet: its client sends it once it has our last response. Straight to
+    // the socket's receive, which Asio waits for, without asking OpenSSL first.
     if (!parser_->got_some() && buffer_.size() == 0) {
       return stream_.async_read_some_when_readable(buffer_.prepare(size), std::move(handler));
     }
@@ -348,7 +348,7 @@ class HttpsServer::Session : public std::enable_shared_from_this<HttpsServer::Se
 
   HttpsServer& server_;
   std::shared_ptr<net::ssl::context> tls_;  // outlives the stream: a reload must not free it under us
-  TlsStream stream_;  // OpenSSL on the socket itself (server/tls_stream.h)
+  TlsStream stream_;  // OpenSSL over the socket, reading what Asio receives (server/tls_stream.h)
   Timer timer_;
   std::chrono::steady_clock::time_point deadline_;
   bool timer_armed_ = false;

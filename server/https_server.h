@@ -12,8 +12,9 @@
 // Also unlike it, a session holds a socket bound to its io_context's executor (no beast::tcp_stream, no
 // type-erased executor), keeps one lazily re-armed deadline timer instead of re-queuing a timer per
 // operation, and writes each response serialized into one buffer. With these, a 405 from the router went
-// from 68,000 to 99,000 requests/s over TLS (nginx: 103,000). And its TLS is OpenSSL on the socket itself
-// (server/tls_stream.h), not Asio's SSL stream over a memory BIO pair.
+// from 68,000 to 99,000 requests/s over TLS (nginx: 103,000). And its TLS is OpenSSL writing to the
+// socket itself and reading what Asio receives (server/tls_stream.h), not Asio's SSL stream over a memory
+// BIO pair.
 
 #include <atomic>
 #include <chrono>

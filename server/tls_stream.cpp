@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <climits>
+#include <cstring>
 #include <new>
 
 #include <boost/asio/error.hpp>
@@ -10,16 +11,54 @@ namespace karta {
 
 namespace net = boost::asio;
 
+BIO_METHOD* TlsStream::input_method() {
+  static BIO_METHOD* const method = [] {
+    BIO_METHOD* m = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK, "karta-webhook input");
+    if (m == nullptr || BIO_meth_set_read_ex(m, &TlsStream::input_read) != 1 ||
+        BIO_meth_set_ctrl(m, &TlsStream::input_control) != 1) {
+      throw std::bad_alloc();
+    }
+    return m;
+  }();
+  return method;
+}
+
+int TlsStream::input_read(BIO* bio, char* out, std::size_t size, std::size_t* read) {
+  auto* self = static_cast<TlsStream*>(BIO_get_data(bio));
+  BIO_clear_retry_flags(bio);
+  *read = 0;
+  const std::size_t available = self->input_end_ - self->input_begin_;
+  if (available == 0) {
+    if (!self->input_eof_) BIO_set_retry_read(bio);  // after the end: a read of nothing, without retry
+    return 0;
+  }
+  const std::size_t n = size < available ? size : available;
+  std::memcpy(out, self->input_.get() + self->input_begin_, n);
+  self->input_begin_ += n;
+  *read = n;
+  return 1;
+}
+
+long TlsStream::input_control(BIO*, int command, long, void*) {
+  return command == BIO_CTRL_FLUSH ? 1 : 0;  // nothing else applies to a source
+}
+
 TlsStream::TlsStream(Socket&& socket, SSL_CTX* context) : socket_(std::move(socket)), ssl_(nullptr) {
-  socket_.non_blocking(true);  // OpenSSL's reads and writes return at once; Asio waits for readiness
+  socket_.non_blocking(true);  // OpenSSL's writes return at once; Asio waits for readiness
   ssl_ = SSL_new(context);
-  if (ssl_ == nullptr || SSL_set_fd(ssl_, static_cast<int>(socket_.native_handle())) != 1) {
-    SSL_free(ssl_);  // only an allocation can fail here
+  BIO* input = ssl_ != nullptr ? BIO_new(input_method()) : nullptr;
+  // Writes go to the descriptor (a socket BIO); reads come from the input buffer.
+  if (input == nullptr || SSL_set_wfd(ssl_, static_cast<int>(socket_.native_handle())) != 1) {
+    BIO_free(input);  // only an allocation can fail here
+    SSL_free(ssl_);
     ERR_clear_error();
     throw std::bad_alloc();
   }
+  BIO_set_data(input, this);
+  BIO_set_init(input, 1);
+  SSL_set0_rbio(ssl_, input);  // owned by ssl_ from here
   SSL_set_accept_state(ssl_);
-  // One recv takes what has arrived (a whole request's record, usually), not a record's 5-byte header
+  // One BIO read takes what has arrived (a whole request's record, usually), not a record's 5-byte header
   // first and its body in a second call.
   SSL_set_read_ahead(ssl_, 1);
   // As Asio's stream: an idle connection gives its read and write buffers (about 34 KB) back.
