@@ -6,12 +6,14 @@
 #include <doctest/doctest.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <fstream>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <thread>
 
+#include <dlfcn.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -89,28 +91,38 @@ TEST_CASE("the idle callback runs when the last open connection closes, at most 
 
 }  // namespace e2e_server_idle
 
-// The system calls the server's receives and waits make, counted per thread. Defined here, these replace
-// libc's wrappers for the code linked into this test binary (the server's: Asio is compiled into it), and
-// make the same system calls. Asio receives with recv (one buffer) or recvmsg, and re-arms a socket in
-// epoll with epoll_ctl.
+// The system calls the server's receives and waits make, counted per thread. Defined here, these wrap
+// libc's functions for the code linked into this test binary (the server's: Asio is compiled into it),
+// and call the next definition (libc's, or a sanitizer's interceptor in a sanitized build). Asio receives
+// with recv (one buffer) or recvmsg, and re-arms a socket in epoll with epoll_ctl.
 namespace e2e_server_idle_calls {
 thread_local long receives = 0;
 thread_local long epoll_ctls = 0;
+
+template <typename Function>
+Function* next(Function*, const char* name) {
+  auto* found = reinterpret_cast<Function*>(::dlsym(RTLD_NEXT, name));
+  if (found == nullptr) std::abort();  // libc has all three
+  return found;
+}
 }  // namespace e2e_server_idle_calls
 
 extern "C" ssize_t recv(int fd, void* buffer, size_t size, int flags) {
   ++e2e_server_idle_calls::receives;
-  return ::syscall(SYS_recvfrom, fd, buffer, size, flags, nullptr, nullptr);
+  static auto* const next = e2e_server_idle_calls::next(&recv, "recv");
+  return next(fd, buffer, size, flags);
 }
 
 extern "C" ssize_t recvmsg(int fd, struct msghdr* message, int flags) {
   ++e2e_server_idle_calls::receives;
-  return ::syscall(SYS_recvmsg, fd, message, flags);
+  static auto* const next = e2e_server_idle_calls::next(&recvmsg, "recvmsg");
+  return next(fd, message, flags);
 }
 
 extern "C" int epoll_ctl(int epfd, int op, int fd, struct epoll_event* event) noexcept {
   ++e2e_server_idle_calls::epoll_ctls;
-  return static_cast<int>(::syscall(SYS_epoll_ctl, epfd, op, fd, event));
+  static auto* const next = e2e_server_idle_calls::next(&epoll_ctl, "epoll_ctl");
+  return next(epfd, op, fd, event);
 }
 
 namespace e2e_server_idle {
