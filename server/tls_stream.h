@@ -13,11 +13,12 @@
 // one BIO read take everything received instead of a record's 5-byte header first.
 //
 // Reads go through Asio, not OpenSSL's socket BIO, because of how Asio waits: its reactor keeps the
-// socket registered in epoll (edge-triggered) and remembers whether the last read drained it, so a read
-// asked for when nothing has come in yet waits without any system call, and one recv takes the request
-// once it arrives. Waiting for readability instead (`async_wait`, all a stream whose OpenSSL reads the
-// descriptor itself can ask for) re-arms the socket with an `epoll_ctl` every time: one system call more
-// a request, about 0.3 us here. The price: an input buffer per open connection, 4 KB while it waits and
+// socket registered in epoll (edge-triggered), so a receive asked for before the request came in waits
+// without re-arming it. Waiting for readability instead (`async_wait`, all a stream whose OpenSSL reads
+// the descriptor itself can ask for) re-arms the socket with an `epoll_ctl` every time, about 0.3 us
+// here. (Boost 1.74's Asio tries the receive once before it waits: under load the request has come in
+// by then and that one recv takes it; a client slower than the server costs a recv that finds nothing
+// where the epoll_ctl was.) The price: an input buffer per open connection, 4 KB while it waits and
 // 16 KB while a large request comes in (Asio's ssl::stream kept two of 17 KB), and a copy of each received
 // record from it into OpenSSL's record buffer.
 //
@@ -76,7 +77,7 @@ class TlsStream {
   // The same for a read that is not expected to find data yet: the next request on a keep-alive
   // connection, asked for just after the last response was written (its client sends it only once it has
   // that response). Unless bytes already received wait in OpenSSL or the input buffer, it goes straight
-  // to Asio's read, without asking OpenSSL first: Asio knows the socket was drained, and waits.
+  // to Asio's receive, without asking OpenSSL first.
   template <typename Handler>
   void async_read_some_when_readable(boost::asio::mutable_buffer buffer, Handler handler) {
     auto done = [handler = std::move(handler)](error_code ec, int bytes) mutable {
