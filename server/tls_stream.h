@@ -68,10 +68,7 @@ class TlsStream {
   // handler(error_code, std::size_t bytes)
   template <typename Handler>
   void async_read_some(boost::asio::mutable_buffer buffer, Handler handler) {
-    run([this, buffer] { return read(buffer); },
-        [handler = std::move(handler)](error_code ec, int bytes) mutable {
-          handler(ec, ec ? 0 : static_cast<std::size_t>(bytes));
-        });
+    run([this, buffer] { return read(buffer); }, read_done(std::move(handler)));
   }
 
   // The same for a read that is not expected to find data yet: the next request on a keep-alive
@@ -80,14 +77,9 @@ class TlsStream {
   // to Asio's receive, without asking OpenSSL first.
   template <typename Handler>
   void async_read_some_when_readable(boost::asio::mutable_buffer buffer, Handler handler) {
-    auto done = [handler = std::move(handler)](error_code ec, int bytes) mutable {
-      handler(ec, ec ? 0 : static_cast<std::size_t>(bytes));
-    };
-    if (SSL_has_pending(ssl_) == 1 || input_begin_ < input_end_) {
-      return run([this, buffer] { return read(buffer); }, std::move(done));
-    }
+    if (SSL_has_pending(ssl_) == 1 || input_begin_ < input_end_) return async_read_some(buffer, std::move(handler));
     input_wanted_ = kSmallInput;  // an idle connection keeps the small buffer
-    receive_then([this, buffer] { return read(buffer); }, std::move(done));
+    receive_then([this, buffer] { return read(buffer); }, read_done(std::move(handler)));
   }
 
   // Writes all of both buffers (either may be empty). handler(error_code, std::size_t bytes)
@@ -111,6 +103,14 @@ class TlsStream {
   int read(boost::asio::mutable_buffer buffer);
   int write(boost::asio::const_buffer buffer);
   int shutdown_step();
+
+  // A read's handler(error_code, std::size_t bytes) as run()'s done(error_code, int).
+  template <typename Handler>
+  static auto read_done(Handler handler) {
+    return [handler = std::move(handler)](error_code ec, int bytes) mutable {
+      handler(ec, ec ? 0 : static_cast<std::size_t>(bytes));
+    };
+  }
 
   // Calls `attempt` until it is done or fails, receiving more or waiting for the socket to take more in
   // between; then posts done(error_code, attempt's result).
@@ -156,7 +156,7 @@ class TlsStream {
             return done(ec, 0);
           }
           input_begin_ = 0;
-          input_end_ = ec ? 0 : bytes;
+          input_end_ = bytes;  // 0 at the end
           if (input_end_ == input_size_) input_wanted_ = kLargeInput;  // more is coming: bigger receives
           run(std::move(attempt), std::move(done));
         });
