@@ -122,79 +122,107 @@ std::optional<SimplePath> SimplePath::parse(std::string_view text) {
 
 SimplePath::Result SimplePath::evaluate(JsonElement document, std::size_t max_outputs, bool pointers) const {
   Result result;
-  // Depth-first over the steps, in jq's output order; a frame is a place reached after `step` steps.
-  struct Frame {
-    JsonPointer pointer;
-    std::optional<JsonElement> value;
-    std::size_t step;
+  // Depth first, in jq's output order, with one pointer that is extended as the walk goes down and cut
+  // back to where a list's (or map's) element starts: a place is copied only when it is a match. Each
+  // `[]` being iterated is a level; fields and indexes between them are walked in place.
+  struct Level {
+    std::size_t step;          // the Iterate step
+    std::size_t pointer_size;  // the pointer's length at the list or map
+    bool is_array;
+    simdjson::dom::array::iterator item, end;                    // an array's next element
+    std::size_t index = 0;                                       // and its index (or the member's)
+    std::vector<std::pair<std::string_view, JsonElement>> members;  // a map's members, in key order
   };
-  // Inline storage: a path over a few lists needs no allocation for its stack. A frame's pointer is
-  // extended in place, and copied only where a list or map branches.
-  boost::container::small_vector<Frame, 16> stack{{JsonPointer(), document, 0}};
-  while (!stack.empty()) {
-    Frame frame = std::move(stack.back());
-    stack.pop_back();
-    // Fields and indexes extend this frame in place: only a list or map (below) branches into new frames.
-    for (; frame.step < steps_.size() && !std::holds_alternative<Iterate>(steps_[frame.step]); ++frame.step) {
-      const std::optional<JsonElement>& value = frame.value;
+  boost::container::small_vector<Level, 4> levels;
+  JsonPointer pointer;
+
+  // Walks from `step` with `value` (nullopt: a missing place, which reads as null) up to the end of the
+  // path, a match, or the next `[]`, which becomes a level. False when an error ends the stream.
+  auto walk = [&](std::optional<JsonElement> value, std::size_t step) -> bool {
+    for (; step < steps_.size(); ++step) {
+      const Step& s = steps_[step];
       const bool null = !value || value->is_null();
-      std::optional<JsonElement> next;
-      if (const auto* field = std::get_if<Field>(&steps_[frame.step])) {
-        if (!null && value->is_object()) {
-          next = member(*value, field->name);
-        } else if (!null) {
+      if (const auto* field = std::get_if<Field>(&s)) {
+        if (null) {
+          value.reset();
+        } else if (value->is_object()) {
+          value = member(*value, field->name);
+        } else {
           result.error = std::string("Cannot index ") + type_name(*value) + " with string \"" + field->name + "\"";
-          return result;
+          return false;
         }
-        if (pointers) frame.pointer.append_escaped(escaped_[frame.step]);
-      } else {
-        const auto& index = std::get<Index>(steps_[frame.step]);
-        if (!null && value->is_array()) {
-          auto item = array_of(*value).at(index.index);
-          if (!item.error()) next = item.value_unsafe();
-        } else if (!null) {
+        if (pointers) pointer.append_escaped(escaped_[step]);
+      } else if (const auto* index = std::get_if<Index>(&s)) {
+        if (null) {
+          value.reset();
+        } else if (value->is_array()) {
+          auto item = array_of(*value).at(index->index);
+          value = item.error() ? std::nullopt : std::optional<JsonElement>(item.value_unsafe());
+        } else {
           result.error = std::string("Cannot index ") + type_name(*value) + " with number";
-          return result;
+          return false;
         }
-        if (pointers) frame.pointer /= index.index;
+        if (pointers) pointer /= index->index;
+      } else {
+        const bool iterable = !null && (value->is_array() || value->is_object());
+        if (!iterable) {
+          if (std::get<Iterate>(s).optional) return true;
+          result.error = !value ? std::string("Cannot iterate over null (null)")
+                                : std::string("Cannot iterate over ") + type_name(*value);
+          return false;
+        }
+        Level& level = levels.emplace_back();
+        level.step = step;
+        level.pointer_size = pointer.text().size();
+        level.is_array = value->is_array();
+        if (level.is_array) {
+          auto array = array_of(*value);
+          level.item = array.begin();
+          level.end = array.end();
+        } else {
+          level.members = sorted_members(*value);
+        }
+        return true;
       }
-      frame.value = next;
     }
-    if (frame.step == steps_.size()) {
-      if (result.matches.size() >= max_outputs) {
-        result.capped = true;
-        return result;
+    if (result.matches.size() >= max_outputs) {
+      result.capped = true;
+      return false;
+    }
+    if (result.matches.empty()) result.matches.reserve(8);  // one allocation for the usual few matches
+    result.matches.push_back({pointers ? pointer : JsonPointer(), value});
+    return true;
+  };
+
+  if (!walk(document, 0)) return result;
+  while (!levels.empty()) {
+    Level& level = levels.back();
+    JsonElement element;
+    if (level.is_array) {
+      if (level.item == level.end) {
+        levels.pop_back();
+        continue;
       }
-      if (result.matches.empty()) result.matches.reserve(8);  // one allocation for the usual few matches
-      result.matches.push_back({std::move(frame.pointer), frame.value});
-      continue;
-    }
-    const std::optional<JsonElement>& value = frame.value;
-    const bool null = !value || value->is_null();
-    const bool optional = std::get<Iterate>(steps_[frame.step]).optional;
-    if (optional && (null || !(value->is_array() || value->is_object()))) continue;
-    if (null || !(value->is_array() || value->is_object())) {
-      result.error = !value ? std::string("Cannot iterate over null (null)")
-                            : std::string("Cannot iterate over ") + type_name(*value);
-      return result;
-    }
-    // Pushed in reverse so the first element is processed first; each frame built where it is kept.
-    auto branch = [&](JsonElement item) -> JsonPointer* {
-      Frame& next = stack.emplace_back(Frame{pointers ? frame.pointer : JsonPointer(), item, frame.step + 1});
-      return pointers ? &next.pointer : nullptr;
-    };
-    if (value->is_array()) {
-      boost::container::small_vector<JsonElement, 16> items;
-      for (auto item : array_of(*value)) items.push_back(item);
-      for (std::size_t i = items.size(); i-- > 0;) {
-        if (JsonPointer* pointer = branch(items[i])) *pointer /= i;
+      element = *level.item;
+      ++level.item;
+      if (pointers) {
+        pointer.truncate(level.pointer_size);
+        pointer /= level.index;
       }
     } else {
-      auto members = sorted_members(*value);
-      for (auto it = members.rbegin(); it != members.rend(); ++it) {
-        if (JsonPointer* pointer = branch(it->second)) *pointer /= it->first;
+      if (level.index == level.members.size()) {
+        levels.pop_back();
+        continue;
+      }
+      element = level.members[level.index].second;
+      if (pointers) {
+        pointer.truncate(level.pointer_size);
+        pointer /= level.members[level.index].first;
       }
     }
+    ++level.index;
+    // `level` may move when walk() adds one: nothing of it is used past this call.
+    if (!walk(element, level.step + 1)) return result;
   }
   return result;
 }

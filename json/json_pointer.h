@@ -69,6 +69,9 @@ class JsonPointer {
     return pointer;
   }
 
+  // Drops the text past `size` bytes (a size this pointer had before tokens were appended).
+  void truncate(std::size_t size) { text_.resize(size < text_.size() ? size : text_.size()); }
+
   JsonPointer parent_pointer() const;
   std::string back() const;               // the last token, unescaped
   std::vector<std::string> tokens() const;  // every token, unescaped
