@@ -14,6 +14,14 @@ namespace {
 
 bool present(const std::optional<JsonElement>& value) { return value && !value->is_null(); }
 
+// Member `key` of `value` when both are objects, else nothing.
+std::optional<JsonElement> object_member(const std::optional<JsonElement>& value, std::string_view key) {
+  if (!value || !value->is_object()) return std::nullopt;
+  auto found = member(*value, key);
+  if (!found || !found->is_object()) return std::nullopt;
+  return found;
+}
+
 bool is_object_at(JsonElement object, const JsonPointer& pointer) {
   auto value = find_at(object, pointer);
   return value && value->is_object();
@@ -193,8 +201,13 @@ WorkloadLayout locate_pod_templates(DefinitionEvaluation& evaluation) {
           t.labels.emplace(pointer).append_escaped("/metadata/labels");
           t.annotations.emplace(pointer).append_escaped("/metadata/annotations");
           t.pod_spec.emplace(pointer).append_escaped("/spec");
+          const auto metadata = object_member(value, "metadata");
+          t.labels_found = object_member(metadata, "labels");
+          t.annotations_found = object_member(metadata, "annotations");
+          t.pod_spec_found = object_member(value, "spec");
         } else {
           t.pod_spec = pointer;
+          t.pod_spec_found = value;  // an object: checked above
           if (auto m = at(metadata, i); m && object_or_addable(object, *m)) {
             t.labels.emplace(*m).append_escaped("/labels");
             t.annotations.emplace(*m).append_escaped("/annotations");

@@ -25,6 +25,10 @@ struct PodTemplateLocation {
   std::optional<JsonPointer> annotations;
   // The pod spec, when there is one: scheduler name, tolerations and node selector go inside it.
   std::optional<JsonPointer> pod_spec;
+  // What labels, annotations and pod_spec reach in the object, where the locator holds the template
+  // (`element`) and finds there an object (never null): readers and the patch builder start from these
+  // instead of walking the pointers again. Unset: not known, absent, or not an object.
+  std::optional<JsonElement> labels_found, annotations_found, pod_spec_found;
   // Fragmented definitions name each piece instead.
   std::optional<JsonPointer> scheduler_name, tolerations, node_selector, resources, containers, container;
   std::vector<JsonPointer> additional_containers;  // present ones only

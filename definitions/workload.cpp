@@ -24,10 +24,10 @@ PodRequests template_requests(JsonElement object, const PodTemplateLocation& t, 
   PodRequests r;
   if (t.pod_spec) {
     std::optional<JsonElement> spec;
-    if (t.element && t.kind == SpecKind::PodTemplateSpec) {
+    if (t.pod_spec_found) {
+      spec = t.pod_spec_found;
+    } else if (t.element && t.kind == SpecKind::PodTemplateSpec) {
       spec = member(*t.element, "spec");  // t.pod_spec is t.location / "spec"
-    } else if (t.element && t.kind == SpecKind::PodSpec) {
-      spec = t.element;  // t.pod_spec is t.location
     } else {
       spec = find_at(object, *t.pod_spec);
     }

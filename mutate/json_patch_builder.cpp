@@ -304,11 +304,18 @@ PatchChange JsonPatchBuilder::set_member(const JsonPointer& map, std::string_vie
   return set_member_value<const json&>(map, key, value, overwrite);
 }
 
+PatchChange JsonPatchBuilder::set_member(const JsonPointer& map, const std::optional<JsonElement>& found,
+                                         std::string_view key, std::string_view value, bool overwrite) {
+  return set_member_value<std::string_view>(map, key, value, overwrite, found && found->is_object() ? found : std::nullopt);
+}
+
 template <typename Value>
 PatchChange JsonPatchBuilder::set_member_value(const JsonPointer& map, std::string_view key, Value value,
-                                               bool overwrite) {
+                                               bool overwrite, const std::optional<JsonElement>& found) {
   const Pointer pointer(map.text());
-  Place place = find_container(pointer, /*leaf_is_array=*/false);
+  Place place;
+  if (found) place.original = found;  // an object of the original: see set_member's comment
+  else place = find_container(pointer, /*leaf_is_array=*/false);
   if (place.blocked) return PatchChange::Blocked;
   if (place.created != nullptr) {
     Node& container = *place.created;

@@ -55,6 +55,12 @@ class JsonPatchBuilder {
   }
   // The same with any JSON value.
   PatchChange set_member(const JsonPointer& map, std::string_view key, const json& value, bool overwrite);
+  // set_member where the caller holds what `map` reaches in the original object, `found`, when it is an
+  // object (the locator's pod template maps): the builder starts there instead of walking `map`. Nothing
+  // this patch creates can hold such a map (the patch creates only what the original lacks, or holds as
+  // null), so the result is set_member's. Without `found`, set_member itself.
+  PatchChange set_member(const JsonPointer& map, const std::optional<JsonElement>& found, std::string_view key,
+                         std::string_view value, bool overwrite);
 
   // Appends `value` to the array at `array` unless an equal element is already there.
   PatchChange append_unique(const JsonPointer& array, const json& value);
@@ -109,7 +115,8 @@ class JsonPatchBuilder {
   void write_patch(std::string& out) const;
   // set_member for a value given either way: Value is std::string_view or const json&.
   template <typename Value>
-  PatchChange set_member_value(const JsonPointer& map, std::string_view key, Value value, bool overwrite);
+  PatchChange set_member_value(const JsonPointer& map, std::string_view key, Value value, bool overwrite,
+                               const std::optional<JsonElement>& found = std::nullopt);
   Node* node_for(std::string_view text) { return string_node(text); }
   Node* node_for(const json& value) { return node_of(value); }
   std::size_t value_size_hint(std::string_view text) const { return text.size() + 2; }

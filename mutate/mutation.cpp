@@ -9,13 +9,17 @@
 namespace karta {
 namespace {
 
-// The string at object.a.b (.key), or "".
-std::string string_at(JsonElement object, std::string_view a, std::string_view b, std::string_view key = {}) {
-  auto x = member(object, a);
-  auto y = x ? member(*x, b) : std::nullopt;
-  if (y && !key.empty()) y = member(*y, key);
-  auto text = y ? string_of(*y) : std::nullopt;
+// The string at member `key` of `object`, or "".
+std::string string_at(const std::optional<JsonElement>& object, std::string_view key) {
+  auto value = object && object->is_object() ? member(*object, key) : std::nullopt;
+  auto text = value ? string_of(*value) : std::nullopt;
   return text ? std::string(*text) : std::string();
+}
+
+// Member `key` of `object` when it is an object (never null), else nothing.
+std::optional<JsonElement> object_at(const std::optional<JsonElement>& object, std::string_view key) {
+  auto value = object && object->is_object() ? member(*object, key) : std::nullopt;
+  return value && value->is_object() ? value : std::nullopt;
 }
 
 // Where a change is made, for messages: the workload itself, or one pod template. Written out only
@@ -29,8 +33,10 @@ class Mutator {
  public:
   Mutator(JsonElement object, MutationOutcome& outcome) : patch_(object), outcome_(outcome) {}
 
-  void set(const JsonPointer& map, std::string_view key, std::string_view value, bool overwrite, Where where) {
-    if (patch_.set_member(map, key, value, overwrite) == PatchChange::Blocked) block(where);
+  // `found`: what `map` reaches in the object, when the caller holds it (see JsonPatchBuilder::set_member).
+  void set(const JsonPointer& map, std::string_view key, std::string_view value, bool overwrite, Where where,
+           const std::optional<JsonElement>& found = std::nullopt) {
+    if (patch_.set_member(map, found, key, value, overwrite) == PatchChange::Blocked) block(where);
   }
 
   // `values` (an array) must outlive the mutator: the patch may hold it rather than a copy.
@@ -40,18 +46,20 @@ class Mutator {
   }
 
   // A label value, checked once its placeholders are filled.
-  void label(const JsonPointer& map, const std::string& key, const std::string& value, bool overwrite, Where where) {
-    label_checked(map, key, value, label_value_error(value), overwrite, where);
+  void label(const JsonPointer& map, const std::string& key, const std::string& value, bool overwrite, Where where,
+             const std::optional<JsonElement>& found = std::nullopt) {
+    label_checked(map, key, value, label_value_error(value), overwrite, where, found);
   }
   // The same for a value already checked: `error` is what label_value_error said of it. (The policy's
   // values without placeholders were checked when it was read, and the queue is checked once per workload.)
   void label_checked(const JsonPointer& map, const std::string& key, const std::string& value,
-                     const std::string& error, bool overwrite, Where where) {
+                     const std::string& error, bool overwrite, Where where,
+                     const std::optional<JsonElement>& found = std::nullopt) {
     if (!error.empty()) {
       outcome_.warnings.push_back(where.text() + ": label " + key + " skipped: value \"" + value + "\" " + error);
       return;
     }
-    set(map, key, value, overwrite, where);
+    set(map, key, value, overwrite, where, found);
   }
 
   // The template being worked on: its containers are looked up from it.
@@ -118,16 +126,21 @@ MutationOutcome mutate_workload(JsonElement object, const CompiledDefinition& de
   const GroupVersionKind& kind = definition.root_kind();
   const JsonPointer workload_labels("/metadata/labels");
   const JsonPointer workload_annotations("/metadata/annotations");
+  const std::optional<JsonElement> metadata = member(object, "metadata");
+  const std::optional<JsonElement> labels_found = object_at(metadata, "labels");
+  const std::optional<JsonElement> annotations_found = object_at(metadata, "annotations");
   // A Pod's spec is immutable after creation: on UPDATE only its metadata may change.
   const bool spec_mutable = !(kind.group.empty() && kind.kind == "Pod" && context.operation == "UPDATE");
 
   const SchedulingPolicy& scheduling = policy.scheduling;
   std::string queue, queue_error;
   if (!scheduling.queue_label.empty()) {
-    queue = string_at(object, "metadata", "labels", scheduling.queue_label);
+    queue = string_at(labels_found, scheduling.queue_label);
     if (queue.empty()) queue = scheduling.default_queue;
     queue_error = label_value_error(queue);
-    if (!queue.empty()) mutator.label_checked(workload_labels, scheduling.queue_label, queue, queue_error, false, Where{});
+    if (!queue.empty()) {
+      mutator.label_checked(workload_labels, scheduling.queue_label, queue, queue_error, false, Where{}, labels_found);
+    }
   }
   const std::string no_error;
   // A policy label's value for one template: without placeholders (checked when the policy was read, by
@@ -142,8 +155,8 @@ MutationOutcome mutate_workload(JsonElement object, const CompiledDefinition& de
 
   PlaceholderValues values;
   values.namespace_name = context.namespace_name;
-  values.name = string_at(object, "metadata", "name");
-  if (values.namespace_name.empty()) values.namespace_name = string_at(object, "metadata", "namespace");
+  values.name = string_at(metadata, "name");
+  if (values.namespace_name.empty()) values.namespace_name = string_at(metadata, "namespace");
   values.kind = kind.kind;
   values.group = kind.group;
 
@@ -161,18 +174,20 @@ MutationOutcome mutate_workload(JsonElement object, const CompiledDefinition& de
     if (t.labels) {
       for (const auto& [key, value] : pod_policy.labels) {
         auto [label, error] = policy_label(value, values);
-        mutator.label_checked(*t.labels, key, *label, *error, pod_policy.overwrite, where);
+        mutator.label_checked(*t.labels, key, *label, *error, pod_policy.overwrite, where, t.labels_found);
       }
       // The workload's queue on every pod: pods that name another queue would bypass its quota.
-      if (!queue.empty()) mutator.label_checked(*t.labels, scheduling.queue_label, queue, queue_error, true, where);
+      if (!queue.empty()) {
+        mutator.label_checked(*t.labels, scheduling.queue_label, queue, queue_error, true, where, t.labels_found);
+      }
     }
     if (t.annotations) {
       for (const auto& [key, value] : pod_policy.annotations) {
-        mutator.set(*t.annotations, key, fill_placeholders(value, values), pod_policy.overwrite, where);
+        mutator.set(*t.annotations, key, fill_placeholders(value, values), pod_policy.overwrite, where, t.annotations_found);
       }
       if (requests.gpus > 0) {
         for (const auto& [key, value] : policy.gpu.pod_annotations) {
-          mutator.set(*t.annotations, key, fill_placeholders(value, values), false, where);
+          mutator.set(*t.annotations, key, fill_placeholders(value, values), false, where, t.annotations_found);
         }
       }
     }
@@ -180,7 +195,8 @@ MutationOutcome mutate_workload(JsonElement object, const CompiledDefinition& de
 
     if (!scheduling.scheduler_name.empty()) {
       if (t.pod_spec) {
-        mutator.set(*t.pod_spec, "schedulerName", scheduling.scheduler_name, scheduling.force_scheduler_name, where);
+        mutator.set(*t.pod_spec, "schedulerName", scheduling.scheduler_name, scheduling.force_scheduler_name, where,
+                    t.pod_spec_found);
       } else if (t.scheduler_name && !t.scheduler_name->empty()) {
         mutator.set(t.scheduler_name->parent_pointer(), t.scheduler_name->back(), scheduling.scheduler_name,
                     scheduling.force_scheduler_name, where);
@@ -236,7 +252,7 @@ MutationOutcome mutate_workload(JsonElement object, const CompiledDefinition& de
 
   if (!policy.gpu.workload_total_annotation.empty() && analysis.total_gpus > 0) {
     mutator.set(workload_annotations, policy.gpu.workload_total_annotation, format_count(analysis.total_gpus), true,
-                Where{});
+                Where{}, annotations_found);
   }
   if (!policy.gang.min_member_annotation.empty() && definition.gang()) {
     GangMinimum gang = gang_minimum(*definition.gang(), analysis.layout);
@@ -244,7 +260,7 @@ MutationOutcome mutate_workload(JsonElement object, const CompiledDefinition& de
       outcome.notes.push_back(policy.gang.min_member_annotation + " not written: " + *gang.not_computed);
     } else if (*gang.min_member > 0) {
       mutator.set(workload_annotations, policy.gang.min_member_annotation, std::to_string(*gang.min_member), true,
-                  Where{});
+                  Where{}, annotations_found);
     }
   }
   outcome.patch = mutator.patch();

@@ -112,6 +112,27 @@ void check_entry(const json& entry, const std::filesystem::path& corpus) {
   CHECK(instances == entry["instances"]);
   CHECK(analysis.total_gpus == entry["gpuTotal"].get<double>());
 
+  // The maps the locator hands on as found (the patch builder starts from them) are what their pointers
+  // reach, where that is an object; and where it is not, none is handed on.
+  for (const auto& t : analysis.layout.templates) {
+    CAPTURE(t.location.to_string());
+    auto check_found = [&](const std::optional<karta::JsonPointer>& pointer, const std::optional<karta::JsonElement>& found) {
+      std::optional<karta::JsonElement> reached = pointer ? karta::find_at(document.root(), *pointer) : std::nullopt;
+      if (reached && !reached->is_object()) reached.reset();
+      CHECK(found.has_value() == reached.has_value());
+      if (found && reached) CHECK(karta::to_json(*found) == karta::to_json(*reached));
+    };
+    if (t.kind == karta::SpecKind::PodTemplateSpec) {
+      check_found(t.labels, t.labels_found);
+      check_found(t.annotations, t.annotations_found);
+    }
+    if (t.kind == karta::SpecKind::PodTemplateSpec || t.kind == karta::SpecKind::PodSpec) {
+      check_found(t.pod_spec, t.pod_spec_found);
+    } else {
+      CHECK_FALSE(t.pod_spec_found.has_value());
+    }
+  }
+
   // The whole policy: kubectl applies it, and a second pass changes nothing.
   auto full = karta::mutate_workload(object, *definition, full_policy());
   CHECK(full.notes == std::vector<std::string>{});

@@ -2,6 +2,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <vector>
 
 #include "json/json_text.h"
@@ -230,6 +231,60 @@ TEST_CASE("remember(): containers under the remembered pointer are looked up fro
         {"op":"add","path":"/metadata","value":{"labels":{"team":"t"}}}])");
     CHECK(build(false) == expected);
     CHECK(build(true) == expected);
+  }
+}
+
+TEST_CASE("set_member with the map it reaches: the map is not walked again, and the patch is the one built without it") {
+  json object = json::parse(R"({"metadata":{"labels":{"team":"a"},"annotations":null},
+                                "spec":{"t":{"metadata":{"labels":{"x":"2"}}},"u":{"metadata":{"labels":{"x":"1"}}}}})");
+  karta::JsonDocument document = karta::JsonDocument::from(object);
+  auto at = [&](const char* pointer) { return karta::find_at(document.root(), ptr(pointer)); };
+
+  SUBCASE("the element given is where the member is looked for") {
+    JsonPatchBuilder patch(document.root());
+    // Deliberately /spec/u's labels for /spec/t's pointer: x is "1" there and "2" under /spec/t, so what
+    // follows can only come from the element.
+    const auto u_labels = at("/spec/u/metadata/labels");
+    CHECK(patch.set_member(ptr("/spec/t/metadata/labels"), u_labels, "x", "1", false) == PatchChange::Unchanged);
+    CHECK(patch.set_member(ptr("/spec/t/metadata/labels"), u_labels, "y", "2", false) == PatchChange::Added);
+    CHECK(patch.operations() == json::parse(R"([{"op":"add","path":"/spec/t/metadata/labels/y","value":"2"}])"));
+  }
+
+  SUBCASE("given the right element, or none, or one that is not an object, the patch is the same") {
+    enum class Given { Right, None, NotObject };
+    auto build = [&](Given given) {
+      JsonPatchBuilder patch(document.root());
+      auto found = [&](const char* pointer) -> std::optional<karta::JsonElement> {
+        if (given == Given::None) return std::nullopt;
+        if (given == Given::NotObject) return at("/metadata/labels/team");  // a string: ignored
+        return at(pointer);
+      };
+      std::vector<PatchChange> changes;
+      changes.push_back(patch.set_member(ptr("/metadata/labels"), found("/metadata/labels"), "q", "1", false));
+      changes.push_back(patch.set_member(ptr("/metadata/labels"), found("/metadata/labels"), "q", "2", false));
+      changes.push_back(patch.set_member(ptr("/metadata/labels"), found("/metadata/labels"), "q", "3", true));
+      changes.push_back(patch.set_member(ptr("/metadata/labels"), found("/metadata/labels"), "team", "b", false));
+      changes.push_back(patch.set_member(ptr("/metadata/labels"), found("/metadata/labels"), "team", "b", true));
+      // A null map holds nothing: created by one add, and a later set folds into it.
+      changes.push_back(patch.set_member(ptr("/metadata/annotations"), std::nullopt, "n", "v", false));
+      changes.push_back(patch.set_member(ptr("/metadata/annotations"), std::nullopt, "m", "w", false));
+      changes.push_back(patch.set_member(ptr("/spec/t/metadata/labels"), found("/spec/t/metadata/labels"), "x", "9", true));
+      return std::make_pair(changes, patch.operations());
+    };
+    const std::vector<PatchChange> changes = {PatchChange::Added, PatchChange::Kept,  PatchChange::Replaced,
+                                              PatchChange::Kept,  PatchChange::Replaced, PatchChange::Added,
+                                              PatchChange::Added, PatchChange::Replaced};
+    const json operations = json::parse(R"([
+        {"op":"add","path":"/metadata/labels/q","value":"3"},
+        {"op":"add","path":"/metadata/labels/team","value":"b"},
+        {"op":"add","path":"/metadata/annotations","value":{"m":"w","n":"v"}},
+        {"op":"add","path":"/spec/t/metadata/labels/x","value":"9"}])");
+    for (Given given : {Given::Right, Given::None, Given::NotObject}) {
+      CAPTURE(static_cast<int>(given));
+      auto [got_changes, got_operations] = build(given);
+      CHECK(got_changes == changes);
+      CHECK(got_operations == operations);
+    }
   }
 }
 
