@@ -373,21 +373,24 @@ class Evaluator {
   bool walk(const SimplePath& path, const Value& input, Stream& out) {
     Stream current{input};
     for (const auto& step : path.steps()) {
+      if (!std::holds_alternative<SimplePath::Iterate>(step)) {
+        // A field or an index maps each value to one: done in place, in order.
+        for (auto& v : current) {
+          if (!index_one(step, Value(v), v)) return false;
+        }
+        continue;
+      }
       Stream next;
       for (const auto& v : current) {
-        if (!std::holds_alternative<SimplePath::Iterate>(step)) {
-          if (!index_one(step, v, next.emplace_back())) return false;
+        bool iterable = v.kind == Value::Kind::Element && (v.element.is_array() || v.element.is_object());
+        if (!iterable) {
+          if (std::get<SimplePath::Iterate>(step).optional) continue;
+          return false;  // jq: Cannot iterate over ...
+        }
+        if (v.element.is_array()) {
+          for (auto item : array_of(v.element)) next.push_back(element_value(item));
         } else {
-          bool iterable = v.kind == Value::Kind::Element && (v.element.is_array() || v.element.is_object());
-          if (!iterable) {
-            if (std::get<SimplePath::Iterate>(step).optional) continue;
-            return false;  // jq: Cannot iterate over ...
-          }
-          if (v.element.is_array()) {
-            for (auto item : array_of(v.element)) next.push_back(element_value(item));
-          } else {
-            for (const auto& [key, item] : sorted_members(v.element)) next.push_back(element_value(item));
-          }
+          for (const auto& [key, item] : sorted_members(v.element)) next.push_back(element_value(item));
         }
         if (next.size() > max_) return false;
       }
