@@ -13,6 +13,8 @@
 #endif
 
 namespace karta {
+
+using namespace std::string_view_literals;
 namespace {
 
 // Reads an optional string member, given as found (nullopt: absent); a present non-string is an error
@@ -218,36 +220,36 @@ std::string encode_admission_review(const AdmissionDecision& decision, const std
   if (decision.allowed && decision.patch_operations() > 0) size += (decision.patch.text.size() + 2) / 3 * 4;
   for (const auto& warning : decision.warnings) size += warning.size() + 3;
   out.reserve(size + size / 8);  // escapes in the texts may lengthen them
-  out += "{\"apiVersion\":";
+  out += "{\"apiVersion\":"sv;
   append_json_string(out, review_api_version);
-  out += ",\"kind\":\"AdmissionReview\",\"response\":{\"allowed\":";
-  out += decision.allowed ? "true" : "false";
+  out += ",\"kind\":\"AdmissionReview\",\"response\":{\"allowed\":"sv;
+  out += decision.allowed ? "true"sv : "false"sv;
   if (decision.allowed && decision.patch_operations() > 0) {
-    out += ",\"patch\":\"";
+    out += ",\"patch\":\""sv;
     append_base64(out, decision.patch.text);  // base64 needs no escaping
-    out += "\",\"patchType\":\"JSONPatch\"";
+    out += "\",\"patchType\":\"JSONPatch\""sv;
   }
-  out += ",\"status\":{\"code\":";
+  out += ",\"status\":{\"code\":"sv;
   out += std::to_string(decision.code);
   if (!decision.message.empty()) {
-    out += ",\"message\":";
+    out += ",\"message\":"sv;
     append_json_string(out, decision.message);
   }
   if (!decision.reason.empty()) {
-    out += ",\"reason\":";
+    out += ",\"reason\":"sv;
     append_json_string(out, decision.reason);
   }
-  out += "},\"uid\":";
+  out += "},\"uid\":"sv;
   append_json_string(out, uid);
   if (!decision.warnings.empty()) {
-    out += ",\"warnings\":[";
+    out += ",\"warnings\":["sv;
     for (std::size_t i = 0; i < decision.warnings.size(); ++i) {
       if (i != 0) out += ',';
       append_json_string(out, decision.warnings[i]);
     }
     out += ']';
   }
-  out += "}}";
+  out += "}}"sv;
   return out;
 }
 

@@ -130,7 +130,8 @@ MutationOutcome mutate_workload(JsonElement object, const CompiledDefinition& de
   const std::optional<JsonElement> labels_found = object_at(metadata, "labels");
   const std::optional<JsonElement> annotations_found = object_at(metadata, "annotations");
   // A Pod's spec is immutable after creation: on UPDATE only its metadata may change.
-  const bool spec_mutable = !(kind.group.empty() && kind.kind == "Pod" && context.operation == "UPDATE");
+  const bool update = context.operation == "UPDATE";
+  const bool spec_mutable = !(kind.group.empty() && kind.kind == "Pod" && update);
 
   const SchedulingPolicy& scheduling = policy.scheduling;
   std::string queue, queue_error;
@@ -165,7 +166,7 @@ MutationOutcome mutate_workload(JsonElement object, const CompiledDefinition& de
     const PodTemplateLocation& t = analysis.layout.templates[i];
     const PodRequests& requests = analysis.per_pod[i];
     const Where where{&t.instance};
-    if (context.operation == "UPDATE" && context.old_object && unchanged(object, *context.old_object, t)) continue;
+    if (update && context.old_object && unchanged(object, *context.old_object, t)) continue;
     mutator.remember(t);
     values.component = t.component;
     values.instance = t.instance;
