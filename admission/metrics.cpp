@@ -52,23 +52,33 @@ void Metrics::record_admission(const std::string& endpoint, const std::string& o
   Shard& shard = local_shard();
   std::lock_guard lock(shard.mutex);
   Admissions& a = shard.admissions;
-  auto key = std::make_tuple(std::string_view(endpoint), std::string_view(operation), std::string_view(kind),
-                             std::string_view(result));
-  auto counted = a.counts.find(key);
-  if (counted == a.counts.end()) counted = a.counts.emplace(std::make_tuple(endpoint, operation, kind, result), 0).first;
-  ++counted->second;
-  auto histogram = a.durations.find(endpoint);
-  if (histogram == a.durations.end()) histogram = a.durations.emplace(endpoint, Histogram{}).first;
-  Histogram& h = histogram->second;
+  LastAdmission& last = shard.last;
+  if (!last.same(endpoint, operation, kind, result)) {
+    auto key = std::make_tuple(std::string_view(endpoint), std::string_view(operation), std::string_view(kind),
+                               std::string_view(result));
+    auto counted = a.counts.find(key);
+    if (counted == a.counts.end()) counted = a.counts.emplace(std::make_tuple(endpoint, operation, kind, result), 0).first;
+    auto histogram = a.durations.find(endpoint);
+    if (histogram == a.durations.end()) histogram = a.durations.emplace(endpoint, Histogram{}).first;
+    auto patched = a.patch_operations.find(kind);
+    last.endpoint = endpoint;
+    last.operation = operation;
+    last.kind = kind;
+    last.result = result;
+    last.count = &counted->second;
+    last.histogram = &histogram->second;
+    last.patch_operations = patched == a.patch_operations.end() ? nullptr : &patched->second;
+  }
+  ++*last.count;
+  Histogram& h = *last.histogram;
   for (std::size_t i = 0; i < kBuckets.size(); ++i) {
     if (seconds <= kBuckets[i]) ++h.buckets[i];
   }
   ++h.count;
   h.sum += seconds;
   if (patch_operations > 0) {
-    auto patched = a.patch_operations.find(kind);
-    if (patched == a.patch_operations.end()) patched = a.patch_operations.emplace(kind, 0).first;
-    patched->second += patch_operations;
+    if (last.patch_operations == nullptr) last.patch_operations = &a.patch_operations.emplace(kind, 0).first->second;
+    *last.patch_operations += patch_operations;
   }
 }
 

@@ -193,6 +193,39 @@ TEST_CASE("Metrics: admissions counted on many threads add up in render(), and t
                             "kind=\"apps/v1/Deployment\",result=\"unchanged\"} 1\n") != std::string::npos);
 }
 
+TEST_CASE("Metrics: admissions of labels that change from one to the next are each counted under their own") {
+  // One thread, so one shard: each admission either repeats the last one's labels or changes one of them.
+  karta::Metrics metrics;
+  const std::string jobset = "jobset.x-k8s.io/v1alpha2/JobSet", job = "batch/v1/Job";
+  metrics.record_admission("mutate", "CREATE", jobset, "unchanged", 0, 0.001);
+  metrics.record_admission("mutate", "CREATE", jobset, "unchanged", 0, 0.001);
+  metrics.record_admission("mutate", "CREATE", jobset, "patched", 3, 0.001);   // the result changes
+  metrics.record_admission("mutate", "CREATE", jobset, "patched", 4, 0.001);
+  metrics.record_admission("mutate", "UPDATE", jobset, "patched", 5, 0.001);   // the operation
+  metrics.record_admission("mutate", "CREATE", job, "patched", 1, 0.001);      // the kind
+  metrics.record_admission("validate", "CREATE", job, "patched", 2, 0.5);      // the endpoint
+  metrics.record_admission("mutate", "CREATE", jobset, "patched", 6, 0.001);   // back to one counted before
+  metrics.record_admission("mutate", "CREATE", jobset, "unchanged", 0, 0.001);
+
+  std::string text = metrics.render();
+  auto has = [&](const std::string& line) { return text.find(line + "\n") != std::string::npos; };
+  auto requests = [&](const char* endpoint, const char* operation, const std::string& kind, const char* result) {
+    return std::string("karta_admission_requests_total{endpoint=\"") + endpoint + "\",operation=\"" + operation +
+           "\",kind=\"" + kind + "\",result=\"" + result + "\"} ";
+  };
+  CHECK(has(requests("mutate", "CREATE", jobset, "unchanged") + "3"));
+  CHECK(has(requests("mutate", "CREATE", jobset, "patched") + "3"));
+  CHECK(has(requests("mutate", "UPDATE", jobset, "patched") + "1"));
+  CHECK(has(requests("mutate", "CREATE", job, "patched") + "1"));
+  CHECK(has(requests("validate", "CREATE", job, "patched") + "1"));
+  CHECK(has("karta_admission_duration_seconds_count{endpoint=\"mutate\"} 8"));
+  CHECK(has("karta_admission_duration_seconds_count{endpoint=\"validate\"} 1"));
+  CHECK(has("karta_admission_duration_seconds_bucket{endpoint=\"validate\",le=\"0.25\"} 0"));
+  CHECK(has("karta_admission_duration_seconds_bucket{endpoint=\"mutate\",le=\"0.25\"} 8"));
+  CHECK(has("karta_patch_operations_total{kind=\"" + jobset + "\"} 18"));  // 3 + 4 + 5 + 6
+  CHECK(has("karta_patch_operations_total{kind=\"" + job + "\"} 3"));     // 1 + 2
+}
+
 TEST_CASE("Metrics: the duration sum is printed in full, not to six significant digits") {
   karta::Metrics metrics;
   metrics.record_admission("mutate", "CREATE", "batch/v1/Job", "patched", 1, 86400.125);
