@@ -104,7 +104,8 @@ ReviewDecoding decode_admission_review(std::string_view body) {
     error = std::string("body must be a JSON object (an AdmissionReview), not ") + type_name(document);
     return result;
   }
-  std::string api_version, kind;
+  std::string& api_version = r.review_api_version;  // read once, where it is kept
+  std::string kind;
   if (!read_string(document, "apiVersion", "", api_version, error, true) ||
       !read_string(document, "kind", "", kind, error, true)) {
     error = error.substr(1);  // drop the leading "." of a top-level field
@@ -120,7 +121,6 @@ ReviewDecoding decode_admission_review(std::string_view body) {
     else error = error.substr(1);
     return result;
   }
-  r.review_api_version = api_version;
   const RequestFields fields(*request);
   if (!read_string(fields.uid, "uid", "request", r.uid, error, true)) return result;
   if (r.uid.empty()) {
