@@ -133,8 +133,12 @@ void JsonPatchBuilder::put_member(Node& object, std::string_view key, Node* valu
 }
 
 void JsonPatchBuilder::add_operation(std::string_view path, Node* value, const json* borrowed) {
-  operations_.push_back({arena_.keep(path), value, borrowed, {}});
-  text_size_hint_ += 32 + path.size() + 8;
+  push_operation(arena_.keep(path), value, borrowed);
+}
+
+void JsonPatchBuilder::push_operation(std::string_view kept_path, Node* value, const json* borrowed) {
+  operations_.push_back({kept_path, value, borrowed, {}});
+  text_size_hint_ += 32 + kept_path.size() + 8;
 }
 
 PatchChange JsonPatchBuilder::blocked(std::string reason) {
@@ -252,6 +256,7 @@ JsonPatchBuilder::Place JsonPatchBuilder::find_container(const Pointer& pointer,
       auto found = member(node, TokenKey(token).view());
       if (!found || found->is_null()) {
         place.missing_from = i;
+        place.missing_offset = start - 1;
         return false;
       }
       node = *found;
@@ -363,24 +368,32 @@ PatchChange JsonPatchBuilder::set_member_value(const JsonPointer& map, std::stri
   Node* leaf = make(Node::Kind::Object);
   put_member(*leaf, key, node_for(value));
   text_size_hint_ += key.size() + value_size_hint(value) + 4;
-  add_created(pointer, place.missing_from, leaf);
+  add_created(pointer, place, leaf);
   return PatchChange::Added;
 }
 
-void JsonPatchBuilder::add_created(const Pointer& pointer, std::size_t missing_from, Node* leaf) {
-  const auto& tokens = pointer.tokens();
+void JsonPatchBuilder::add_created(const Pointer& pointer, const Place& place, Node* leaf) {
+  // The path of the add, and of every container it creates, is a prefix of the pointer: kept once, and
+  // only the missing tokens (from place.missing_offset on) are split, not the whole pointer.
+  const std::string_view text = arena_.keep(pointer.text);
+  boost::container::small_vector<std::size_t, 8> ends;  // where each missing token ends in text
+  for_each_escaped_token(text.substr(place.missing_offset), [&](std::string_view token) {
+    ends.push_back(static_cast<std::size_t>(token.data() - text.data()) + token.size());
+    return true;
+  });
   // Every container the add creates is remembered, so later changes beneath it fold into this one add.
-  created_.emplace(arena_.keep(pointer.prefix(tokens.size())), leaf);
+  created_.emplace(text, leaf);
   Node* created = leaf;
-  for (std::size_t i = tokens.size() - 1; i > missing_from; --i) {
+  for (std::size_t j = ends.size() - 1; j > 0; --j) {
     Node* parent = make(Node::Kind::Object);
-    TokenKey key(tokens[i]);
+    const std::size_t start = ends[j - 1] + 1;  // past the token's '/'
+    TokenKey key(text.substr(start, ends[j] - start));
     put_member(*parent, key.view(), created);
     text_size_hint_ += key.view().size() + 4;
     created = parent;
-    created_.emplace(arena_.keep(pointer.prefix(i)), created);
+    created_.emplace(text.substr(0, ends[j - 1]), created);
   }
-  add_operation(pointer.prefix(missing_from + 1), created);
+  push_operation(text.substr(0, ends[0]), created, nullptr);
   created_roots_.push_back(operations_.back().path);
 }
 
@@ -415,7 +428,7 @@ PatchChange JsonPatchBuilder::append_unique(const JsonPointer& array, const json
   Node* list = make(Node::Kind::Array);
   list->items.push_back(node_of(value));
   text_size_hint_ += 64;
-  add_created(pointer, place.missing_from, list);
+  add_created(pointer, place, list);
   return PatchChange::Added;
 }
 

@@ -122,6 +122,7 @@ class JsonPatchBuilder {
   std::size_t value_size_hint(std::string_view text) const { return text.size() + 2; }
   std::size_t value_size_hint(const json&) const { return 64; }
   void add_operation(std::string_view path, Node* value, const json* borrowed = nullptr);
+  void push_operation(std::string_view kept_path, Node* value, const json* borrowed);  // path already in the arena
 
   // A borrowed list is copied into its operation before anything is added under it.
   void own_borrowed_under(std::string_view pointer);
@@ -146,12 +147,14 @@ class JsonPatchBuilder {
   struct Place {
     std::optional<JsonElement> original;  // found in the original object
     Node* created = nullptr;              // found (or made) inside a created value
-    std::size_t missing_from = 0;         // otherwise: tokens from this index on are absent from the original
+    std::size_t missing_from = 0;         // otherwise: tokens from this index on are absent from the original,
+    std::size_t missing_offset = 0;       // the first of them starting at this offset of the text (its '/')
     bool blocked = false;
   };
   Place find_container(const Pointer& pointer, bool leaf_is_array);
-  // One add creating tokens[missing_from..] with `leaf` at the end (a map holding the key, or a list).
-  void add_created(const Pointer& pointer, std::size_t missing_from, Node* leaf);
+  // One add creating the tokens missing from `place` on, with `leaf` at the end (a map holding the key, or
+  // a list).
+  void add_created(const Pointer& pointer, const Place& place, Node* leaf);
   PatchChange blocked(std::string reason);
 
   RequestArena arena_;
