@@ -14,14 +14,6 @@ namespace {
 
 bool present(const std::optional<JsonElement>& value) { return value && !value->is_null(); }
 
-// Member `key` of `value` when both are objects, else nothing.
-std::optional<JsonElement> object_member(const std::optional<JsonElement>& value, std::string_view key) {
-  if (!value || !value->is_object()) return std::nullopt;
-  auto found = member(*value, key);
-  if (!found || !found->is_object()) return std::nullopt;
-  return found;
-}
-
 bool is_object_at(JsonElement object, const JsonPointer& pointer) {
   auto value = find_at(object, pointer);
   return value && value->is_object();

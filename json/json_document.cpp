@@ -106,6 +106,13 @@ std::optional<JsonElement> member(JsonElement value, std::string_view key) {
   return found.value_unsafe();
 }
 
+std::optional<JsonElement> object_member(const std::optional<JsonElement>& value, std::string_view key) {
+  if (!value || !value->is_object()) return std::nullopt;
+  auto found = member(*value, key);
+  if (!found || !found->is_object()) return std::nullopt;
+  return found;
+}
+
 std::optional<std::string_view> string_of(JsonElement value) {
   if (!value.is_string()) return std::nullopt;
   return value.get_string().value_unsafe();

@@ -74,6 +74,8 @@ inline simdjson::dom::array array_of(JsonElement value) {
 
 // Member `key` of `value`, when `value` is an object holding it (the first, should keys repeat).
 std::optional<JsonElement> member(JsonElement value, std::string_view key);
+// Member `key` of `value` when both are objects, else nothing (a null member too): a map to work in.
+std::optional<JsonElement> object_member(const std::optional<JsonElement>& value, std::string_view key);
 // The string `value` holds, or nullopt.
 std::optional<std::string_view> string_of(JsonElement value);
 // "object", "array", "string", "number", "boolean" or "null": nlohmann::json's names, for messages.

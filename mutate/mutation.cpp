@@ -16,12 +16,6 @@ std::string string_at(const std::optional<JsonElement>& object, std::string_view
   return text ? std::string(*text) : std::string();
 }
 
-// Member `key` of `object` when it is an object (never null), else nothing.
-std::optional<JsonElement> object_at(const std::optional<JsonElement>& object, std::string_view key) {
-  auto value = object && object->is_object() ? member(*object, key) : std::nullopt;
-  return value && value->is_object() ? value : std::nullopt;
-}
-
 // Where a change is made, for messages: the workload itself, or one pod template. Written out only
 // when a message needs it.
 struct Where {
@@ -46,9 +40,8 @@ class Mutator {
   }
 
   // A label value, checked once its placeholders are filled.
-  void label(const JsonPointer& map, const std::string& key, const std::string& value, bool overwrite, Where where,
-             const std::optional<JsonElement>& found = std::nullopt) {
-    label_checked(map, key, value, label_value_error(value), overwrite, where, found);
+  void label(const JsonPointer& map, const std::string& key, const std::string& value, bool overwrite, Where where) {
+    label_checked(map, key, value, label_value_error(value), overwrite, where);
   }
   // The same for a value already checked: `error` is what label_value_error said of it. (The policy's
   // values without placeholders were checked when it was read, and the queue is checked once per workload.)
@@ -127,8 +120,8 @@ MutationOutcome mutate_workload(JsonElement object, const CompiledDefinition& de
   const JsonPointer workload_labels("/metadata/labels");
   const JsonPointer workload_annotations("/metadata/annotations");
   const std::optional<JsonElement> metadata = member(object, "metadata");
-  const std::optional<JsonElement> labels_found = object_at(metadata, "labels");
-  const std::optional<JsonElement> annotations_found = object_at(metadata, "annotations");
+  const std::optional<JsonElement> labels_found = object_member(metadata, "labels");
+  const std::optional<JsonElement> annotations_found = object_member(metadata, "annotations");
   // A Pod's spec is immutable after creation: on UPDATE only its metadata may change.
   const bool update = context.operation == "UPDATE";
   const bool spec_mutable = !(kind.group.empty() && kind.kind == "Pod" && update);

@@ -57,6 +57,21 @@ TEST_CASE("members come in key order, a repeated key once, the first one as memb
   CHECK(karta::to_json(*karta::member(document.root(), "decode")) == 2);
 }
 
+TEST_CASE("object_member: a member that is an object, of a value that is one; anything else is none") {
+  JsonDocument d = JsonDocument::parse(R"({"m":{"labels":{"a":"1"},"none":null,"text":"x","list":[]},"s":"x"})");
+  const auto m = karta::object_member(d.root(), "m");
+  REQUIRE(m.has_value());
+  const auto labels = karta::object_member(m, "labels");
+  REQUIRE(labels.has_value());
+  CHECK(karta::to_json(*labels) == json::parse(R"({"a":"1"})"));
+  CHECK_FALSE(karta::object_member(m, "none").has_value());     // null
+  CHECK_FALSE(karta::object_member(m, "text").has_value());     // a string
+  CHECK_FALSE(karta::object_member(m, "list").has_value());     // a list
+  CHECK_FALSE(karta::object_member(m, "absent").has_value());
+  CHECK_FALSE(karta::object_member(karta::object_member(d.root(), "s"), "x").has_value());  // of no object
+  CHECK_FALSE(karta::object_member(std::nullopt, "m").has_value());
+}
+
 TEST_CASE("equality with a built value compares numbers by value and objects regardless of order") {
   auto document = JsonDocument::parse(R"({"n":1,"f":1.0,"big":18446744073709551615,"neg":-3,"o":{"y":[1,{"z":null}],"x":"s"}})");
   auto at = [&](const char* key) { return *karta::member(document.root(), key); };
