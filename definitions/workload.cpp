@@ -20,7 +20,8 @@ void add(PodRequests& into, const PodRequests& r) {
 
 // What one pod of the template requests: its pod spec (or, fragmented, its containers and resources),
 // plus containers the framework adds from elsewhere (additionalContainerPaths).
-PodRequests template_requests(JsonElement object, const PodTemplateLocation& t, const std::vector<std::string>& gpu_names) {
+PodRequests template_requests(JsonElement object, const PodTemplateLocation& t, const std::vector<std::string>& gpu_names,
+                              Counted counted) {
   PodRequests r;
   if (t.pod_spec) {
     std::optional<JsonElement> spec;
@@ -31,26 +32,26 @@ PodRequests template_requests(JsonElement object, const PodTemplateLocation& t, 
     } else {
       spec = find_at(object, *t.pod_spec);
     }
-    if (spec) r = pod_requests(*spec, gpu_names);
+    if (spec) r = pod_requests(*spec, gpu_names, counted);
   } else {
     if (t.containers) {
       if (auto containers = find_at(object, *t.containers); containers && containers->is_array()) {
-        r = pod_requests(containers, std::nullopt, gpu_names);
+        r = pod_requests(containers, std::nullopt, gpu_names, counted);
       }
     } else if (t.container) {
       if (auto container = find_at(object, *t.container)) {
-        if (auto resources = member(*container, "resources")) r = container_requests(*resources, gpu_names);
+        if (auto resources = member(*container, "resources")) r = container_requests(*resources, gpu_names, counted);
       }
     }
     if (t.resources) {
       if (auto resources = find_at(object, *t.resources)) {
-        keep_max(r, container_requests(*resources, fragmented_gpu_names(gpu_names)));
+        keep_max(r, container_requests(*resources, fragmented_gpu_names(gpu_names), counted));
       }
     }
   }
   for (const auto& extra : t.additional_containers) {
     if (auto container = find_at(object, extra)) {
-      if (auto resources = member(*container, "resources")) add(r, container_requests(*resources, gpu_names));
+      if (auto resources = member(*container, "resources")) add(r, container_requests(*resources, gpu_names, counted));
     }
   }
   return r;
@@ -58,12 +59,13 @@ PodRequests template_requests(JsonElement object, const PodTemplateLocation& t, 
 
 }  // namespace
 
-WorkloadAnalysis analyze_workload(DefinitionEvaluation& evaluation, const std::vector<std::string>& gpu_names) {
+WorkloadAnalysis analyze_workload(DefinitionEvaluation& evaluation, const std::vector<std::string>& gpu_names,
+                                  Counted counted) {
   WorkloadAnalysis analysis;
   analysis.layout = locate_pod_templates(evaluation);
   analysis.per_pod.reserve(analysis.layout.templates.size());
   for (const auto& t : analysis.layout.templates) {
-    PodRequests r = template_requests(evaluation.object(), t, gpu_names);
+    PodRequests r = template_requests(evaluation.object(), t, gpu_names, counted);
     analysis.total_gpus += r.gpus * static_cast<double>(t.replicas);
     analysis.per_pod.push_back(r);
   }

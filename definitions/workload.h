@@ -18,7 +18,9 @@ struct WorkloadAnalysis {
   double total_gpus = 0;             // sum of per-pod GPUs x replicas
 };
 
-WorkloadAnalysis analyze_workload(DefinitionEvaluation& evaluation, const std::vector<std::string>& gpu_names);
+// `counted`: what per_pod holds (k8s/resources.h); total_gpus is counted either way.
+WorkloadAnalysis analyze_workload(DefinitionEvaluation& evaluation, const std::vector<std::string>& gpu_names,
+                                  Counted counted = Counted::GpusCpuMemory);
 
 // The gang's minimum member count at admission, before any pod exists: the replicas of the templates
 // whose component the GangPlan counts. Either a figure or why there is none.

@@ -33,7 +33,7 @@ std::optional<double> parse_quantity(const json& quantity) {
   return parse_quantity(document.root());
 }
 
-PodRequests container_requests(JsonElement resources, const std::vector<std::string>& gpu_names) {
+PodRequests container_requests(JsonElement resources, const std::vector<std::string>& gpu_names, Counted counted) {
   PodRequests r;
   if (!resources.is_object()) return r;
   const std::optional<JsonElement> sections[] = {member(resources, "limits"), member(resources, "requests")};
@@ -48,6 +48,7 @@ PodRequests container_requests(JsonElement resources, const std::vector<std::str
     return value;
   };
   for (const auto& name : gpu_names) r.gpus += amount(name);
+  if (counted == Counted::GpusOnly) return r;
   r.cpu = amount("cpu");
   r.memory_bytes = amount("memory");
   return r;
@@ -67,34 +68,34 @@ void keep_max(PodRequests& into, const PodRequests& r) {
   into.memory_bytes = std::max(into.memory_bytes, r.memory_bytes);
 }
 
-PodRequests of_container(JsonElement container, const std::vector<std::string>& gpu_names) {
+PodRequests of_container(JsonElement container, const std::vector<std::string>& gpu_names, Counted counted) {
   auto resources = member(container, "resources");
-  return resources ? container_requests(*resources, gpu_names) : PodRequests{};
+  return resources ? container_requests(*resources, gpu_names, counted) : PodRequests{};
 }
 
 }  // namespace
 
-PodRequests pod_requests(JsonElement pod_spec, const std::vector<std::string>& gpu_names) {
+PodRequests pod_requests(JsonElement pod_spec, const std::vector<std::string>& gpu_names, Counted counted) {
   if (!pod_spec.is_object()) return {};
-  return pod_requests(member(pod_spec, "containers"), member(pod_spec, "initContainers"), gpu_names);
+  return pod_requests(member(pod_spec, "containers"), member(pod_spec, "initContainers"), gpu_names, counted);
 }
 
-PodRequests pod_requests(const json& pod_spec, const std::vector<std::string>& gpu_names) {
+PodRequests pod_requests(const json& pod_spec, const std::vector<std::string>& gpu_names, Counted counted) {
   JsonDocument document = JsonDocument::from(pod_spec);
-  return pod_requests(document.root(), gpu_names);
+  return pod_requests(document.root(), gpu_names, counted);
 }
 
 PodRequests pod_requests(std::optional<JsonElement> container_list, std::optional<JsonElement> init_list,
-                         const std::vector<std::string>& gpu_names) {
+                         const std::vector<std::string>& gpu_names, Counted counted) {
   PodRequests containers;
   if (container_list && container_list->is_array()) {
-    for (auto c : array_of(*container_list)) add(containers, of_container(c, gpu_names));
+    for (auto c : array_of(*container_list)) add(containers, of_container(c, gpu_names, counted));
   }
   // Kubernetes (KEP-753): init containers run in order; a restartable one keeps running beside the rest.
   PodRequests sidecars, init_peak;
   if (init_list && init_list->is_array()) {
     for (auto c : array_of(*init_list)) {
-      PodRequests r = of_container(c, gpu_names);
+      PodRequests r = of_container(c, gpu_names, counted);
       auto policy = member(c, "restartPolicy");
       bool restartable = policy && string_of(*policy) == std::string_view("Always");
       PodRequests during = sidecars;

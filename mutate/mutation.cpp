@@ -110,7 +110,7 @@ MutationOutcome mutate_workload(JsonElement object, const CompiledDefinition& de
                                 const WorkloadContext& context) {
   MutationOutcome outcome;
   DefinitionEvaluation evaluation(definition, object);
-  WorkloadAnalysis analysis = analyze_workload(evaluation, policy.gpu.resource_names);
+  WorkloadAnalysis analysis = analyze_workload(evaluation, policy.gpu.resource_names, Counted::GpusOnly);
   outcome.notes = std::move(analysis.layout.notes);
   outcome.templates = analysis.layout.templates.size();
   outcome.total_gpus = analysis.total_gpus;

@@ -111,6 +111,16 @@ void check_entry(const json& entry, const std::filesystem::path& corpus) {
   }
   CHECK(instances == entry["instances"]);
   CHECK(analysis.total_gpus == entry["gpuTotal"].get<double>());
+  {  // The admission counts GPUs only: the same GPUs, per pod and in total.
+    karta::DefinitionEvaluation again(*definition, document.root());
+    auto gpus_only = karta::analyze_workload(again, {"nvidia.com/gpu"}, karta::Counted::GpusOnly);
+    REQUIRE(gpus_only.per_pod.size() == analysis.per_pod.size());
+    for (std::size_t i = 0; i < analysis.per_pod.size(); ++i) {
+      CHECK(gpus_only.per_pod[i].gpus == analysis.per_pod[i].gpus);
+      CHECK(gpus_only.per_pod[i].cpu == 0);
+    }
+    CHECK(gpus_only.total_gpus == analysis.total_gpus);
+  }
 
   // The maps the locator hands on as found (the patch builder starts from them) are what their pointers
   // reach, where that is an object; and where it is not, none is handed on.

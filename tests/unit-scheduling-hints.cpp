@@ -194,6 +194,20 @@ TEST_CASE("GPUs per pod are counted as Kubernetes counts requests") {
       "initContainers":[{"restartPolicy":"Always","resources":{"limits":{"nvidia.com/gpu":1}}}]})");
     CHECK(karta::pod_requests(spec, gpu).gpus == 3);
   }
+  SUBCASE("counting GPUs only (the admission) gives the same GPUs and leaves CPU and memory at 0") {
+    json spec = json::parse(R"({"containers":[
+      {"resources":{"limits":{"nvidia.com/gpu":2,"cpu":"4","memory":"1Gi"},"requests":{"cpu":"500m"}}},
+      {"resources":{"requests":{"cpu":1,"memory":"512Mi"}}}],
+      "initContainers":[{"restartPolicy":"Always","resources":{"limits":{"nvidia.com/gpu":1,"cpu":"2"}}}]})");
+    karta::PodRequests all = karta::pod_requests(spec, gpu);
+    CHECK(all.gpus == 3);
+    CHECK(all.cpu == 7);
+    CHECK(all.memory_bytes == 1610612736.0);
+    karta::PodRequests gpus = karta::pod_requests(spec, gpu, karta::Counted::GpusOnly);
+    CHECK(gpus.gpus == 3);
+    CHECK(gpus.cpu == 0);
+    CHECK(gpus.memory_bytes == 0);
+  }
   SUBCASE("quantities with suffixes") {
     CHECK(karta::parse_quantity("500m").value() == doctest::Approx(0.5));
     CHECK(karta::parse_quantity("16Gi").value() == 17179869184.0);
