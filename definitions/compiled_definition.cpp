@@ -187,33 +187,41 @@ std::shared_ptr<const CompiledDefinition> CompiledDefinition::compile(KartaDefin
 }
 
 DefinitionEvaluation::DefinitionEvaluation(const CompiledDefinition& definition, JsonElement object)
-    : definition_(definition), object_(object), outcomes_(definition.expressions().size()) {}
+    : definition_(definition),
+      object_(object),
+      outcomes_(definition.expressions().size()),
+      values_pending_(definition.expressions().size(), false) {}
 
 DefinitionEvaluation::~DefinitionEvaluation() = default;
 
 const ExpressionOutcome& DefinitionEvaluation::outcome(ExpressionId id) {
+  const ExpressionOutcome& outcome = places_of(id);
+  if (values_pending_[id]) {
+    values_pending_[id] = false;
+    auto& values = outcomes_[id]->values;
+    values.reserve(outcome.places.size());
+    for (const auto& place : outcome.places) values.push_back(place ? to_json(*place) : json(nullptr));
+  }
+  return outcome;
+}
+
+const ExpressionOutcome& DefinitionEvaluation::places_of(ExpressionId id) {
   auto& slot = outcomes_.at(id);
   if (slot) return *slot;
   const CompiledExpression& e = definition_.expressions()[id];
   if (e.simple) {
     ExpressionOutcome outcome;
-    auto result = e.simple->evaluate(object_, kMaxExpressionOutputs, e.mode == ExpressionMode::Path);
+    const bool path_mode = e.mode == ExpressionMode::Path;
+    auto result = e.simple->evaluate(object_, kMaxExpressionOutputs, path_mode);
     outcome.error = std::move(result.error);
     outcome.capped = result.capped;
-    if (e.mode == ExpressionMode::Path) {
-      outcome.pointers.reserve(result.matches.size());
-      outcome.places.reserve(result.matches.size());
-    } else {
-      outcome.values.reserve(result.matches.size());
-    }
+    if (path_mode) outcome.pointers.reserve(result.matches.size());
+    outcome.places.reserve(result.matches.size());
     for (auto& match : result.matches) {
-      if (e.mode == ExpressionMode::Path) {
-        outcome.pointers.push_back(std::move(match.pointer));
-        outcome.places.push_back(match.value);
-      } else {
-        outcome.values.push_back(match.value ? to_json(*match.value) : json(nullptr));
-      }
+      if (path_mode) outcome.pointers.push_back(std::move(match.pointer));
+      outcome.places.push_back(match.value);
     }
+    values_pending_[id] = !path_mode;
     slot = std::move(outcome);
     return *slot;
   }

@@ -43,10 +43,12 @@ struct CompiledExpression {
 
 struct ExpressionOutcome {
   std::vector<JsonPointer> pointers;  // Path mode
-  // Path mode, evaluated natively: what each pointer reaches (nullopt: nothing), so that callers need
-  // not walk the object again. Empty when jq answered.
+  // Evaluated natively by a simple path (either mode): what each output reaches (nullopt: nothing), so
+  // that callers need not walk the object again. Empty when jq or a NativeExpression answered.
   std::vector<std::optional<JsonElement>> places;
-  std::vector<json> values;                  // Value mode
+  // Value mode. Left empty by DefinitionEvaluation::places_of() for a simple path (its places hold the
+  // outputs), and filled from them when outcome() is asked for the same expression.
+  std::vector<json> values;
   std::optional<std::string> error;          // what ended evaluation early
   bool capped = false;                       // more than kMaxExpressionOutputs outputs
 };
@@ -150,6 +152,10 @@ class DefinitionEvaluation {
   ~DefinitionEvaluation();
 
   const ExpressionOutcome& outcome(ExpressionId id);
+  // The same, except that a simple path's Value-mode outputs are left as `places` (what each reaches in
+  // the object) and not converted into `values`: for a reader that takes what it needs from the object
+  // (the locator's instance ids). Where places is empty, values holds the outputs as outcome() gives them.
+  const ExpressionOutcome& places_of(ExpressionId id);
   JsonElement object() const { return object_; }
   const CompiledDefinition& definition() const { return definition_; }
 
@@ -159,6 +165,7 @@ class DefinitionEvaluation {
   const CompiledDefinition& definition_;
   JsonElement object_;
   std::vector<std::optional<ExpressionOutcome>> outcomes_;
+  std::vector<bool> values_pending_;  // by id: a simple Value-mode outcome whose values are not filled yet
   std::unique_ptr<JqInput> jq_input_;
 };
 

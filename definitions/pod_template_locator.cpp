@@ -53,6 +53,19 @@ std::string describe(const ExpressionOutcome& outcome, const CompiledExpression&
   return note;
 }
 
+// An instance id as a name: a string as it is, null as "" (the id by position is used), anything else as
+// its JSON text.
+std::string instance_name(const json& id) {
+  if (id.is_string()) return id.get<std::string>();
+  if (id.is_null()) return "";
+  return id.dump();
+}
+std::string instance_name(JsonElement id) {
+  if (auto text = string_of(id)) return std::string(*text);
+  if (id.is_null()) return "";
+  return to_json(id).dump();
+}
+
 class Locator {
  public:
   explicit Locator(DefinitionEvaluation& evaluation) : evaluation_(evaluation) {}
@@ -79,6 +92,23 @@ class Locator {
     return &outcome.values;
   }
 
+  // The instance ids expression `id` gives, as names (instance_name); nullptr without the expression.
+  // A simple path's ids are read where they are in the object, not converted to json first.
+  const std::vector<std::string>* names(ExpressionId id) {
+    if (id == kNoExpression) return nullptr;
+    const auto& outcome = evaluation_.places_of(id);
+    note_problems(outcome, id);
+    names_.clear();
+    if (!outcome.places.empty()) {
+      names_.reserve(outcome.places.size());
+      for (const auto& place : outcome.places) names_.push_back(place ? instance_name(*place) : std::string());
+    } else {
+      names_.reserve(outcome.values.size());
+      for (const auto& value : outcome.values) names_.push_back(instance_name(value));
+    }
+    return &names_;
+  }
+
   std::vector<std::string> notes;
 
  private:
@@ -89,6 +119,7 @@ class Locator {
   }
   DefinitionEvaluation& evaluation_;
   std::set<ExpressionId> noted_;
+  std::vector<std::string> names_;
 };
 
 std::optional<JsonPointer> at(const std::vector<JsonPointer>* list, std::size_t i) {
@@ -96,11 +127,6 @@ std::optional<JsonPointer> at(const std::vector<JsonPointer>* list, std::size_t 
   return (*list)[i];
 }
 
-std::string instance_name(const json& id) {
-  if (id.is_string()) return id.get<std::string>();
-  if (id.is_null()) return "";
-  return id.dump();
-}
 
 }  // namespace
 
@@ -217,7 +243,7 @@ WorkloadLayout locate_pod_templates(DefinitionEvaluation& evaluation) {
       }
     }
 
-    const auto* ids = locator.values(plan.instance_id);
+    const auto* ids = locator.names(plan.instance_id);
     if (ids != nullptr && ids->size() != count) {
       layout.notes.push_back(component + ": instanceIdPath gave " + std::to_string(ids->size()) + " ids for " +
                              std::to_string(count) + " locations; ids by position used");
@@ -241,8 +267,8 @@ WorkloadLayout locate_pod_templates(DefinitionEvaluation& evaluation) {
       }
       if (seen) continue;
       t.component = component;
-      if (ids != nullptr && !instance_name((*ids)[i]).empty()) {
-        t.instance = instance_name((*ids)[i]);
+      if (ids != nullptr && !(*ids)[i].empty()) {
+        t.instance = (*ids)[i];
       } else {
         t.instance = count == 1 ? component : component + "-" + std::to_string(i);
       }

@@ -1,6 +1,12 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <fstream>
+#include <iterator>
+#include <optional>
+
 #include "definitions/catalog.h"
+#include "definitions/workload.h"
 #include "mutate/mutation.h"
 #include "support/test_support.h"
 
@@ -199,6 +205,53 @@ TEST_CASE("replica counts beyond int32, fractional or negative are refused with 
   CHECK(outcome.notes.empty());
   CHECK(outcome.patch.value() == json::parse(R"([{"op":"add","path":"/metadata/annotations",
                                                   "value":{"kai.scheduler/batch-min-member":"2147483648"}}])"));
+}
+
+
+TEST_CASE("instance ids of every JSON type name their templates alike, read by a simple path or by jq") {
+  // The built-in JobSet reads .spec.replicatedJobs[].name as a simple path, from the object itself; the
+  // same path written as jq ([...][] is no simple path) is run by jq, whose outputs are JSON values.
+  // Both must give the same names: a string as it is, any other value as its JSON text, and null or a
+  // missing name the id by position.
+  std::ifstream in(test::source_dir() / "definitions/catalog/jobset.x-k8s.io-jobset-v1alpha2.yaml");
+  REQUIRE(in);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string simple = "instanceIdPath: .spec.replicatedJobs[].name";
+  REQUIRE(text.find(simple) != std::string::npos);
+  text.replace(text.find(simple), simple.size(), "instanceIdPath: '[.spec.replicatedJobs[].name][]'");
+  auto by_jq = test::compile_definition(text);
+
+  json object = demo_jobset();
+  json job = object["spec"]["replicatedJobs"][0];
+  json jobs = json::array();
+  const std::vector<std::optional<json>> names{json("leader"), json(7), json(2.5), json::parse(R"({"b":1,"a":[true]})"),
+                                               json(false), json(nullptr), std::nullopt};
+  for (const auto& name : names) {
+    job.erase("name");
+    if (name) job["name"] = *name;  // the last has none
+    jobs.push_back(job);
+  }
+  object["spec"]["replicatedJobs"] = jobs;
+  const std::vector<std::string> expected{"leader", "7", "2.5", R"({"a":[true],"b":1})", "false",
+                                          "replicatedjob-5", "replicatedjob-6"};
+  for (const karta::CompiledDefinition* definition : {&jobset_definition(), by_jq.get()}) {
+    karta::JsonDocument document = karta::JsonDocument::from(object);
+    karta::DefinitionEvaluation evaluation(*definition, document.root());
+    auto layout = karta::analyze_workload(evaluation, {"nvidia.com/gpu"}, karta::Counted::GpusOnly).layout;
+    std::vector<std::string> names;
+    for (const auto& t : layout.templates) names.push_back(t.instance);
+    CHECK(names == expected);
+    CHECK(layout.notes.empty());
+    // Asked for as values afterwards (as the status reader does), the same outputs come out as JSON.
+    const auto plan = std::find_if(definition->components().begin(), definition->components().end(),
+                                   [](const auto& p) { return p.instance_id != karta::kNoExpression; });
+    REQUIRE(plan != definition->components().end());
+    const auto& ids = evaluation.outcome(plan->instance_id);
+    REQUIRE(ids.values.size() == 7);
+    CHECK(ids.values[3] == json::parse(R"({"b":1,"a":[true]})"));
+    CHECK(ids.values[5].is_null());
+    CHECK(ids.values[6].is_null());
+  }
 }
 
 }  // namespace unit_mutation
