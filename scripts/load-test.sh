@@ -31,8 +31,10 @@
 # idle, timed to the microsecond, and counts latency from when each request was due. (wrk paces by whole
 # milliseconds: each millisecond's requests left together and queued behind one another, so its tail
 # measured those bursts as much as the server.) Its rounds alternate between the webhook and nginx, at the
-# same rate, and each prints the host's steal time while it ran. Installs wrk and nginx-light with apt-get
-# when missing (needs root). Bounded in time (about 2 x ROUNDS x DURATION + 2 x PACED_ROUNDS x (PACED_DURATION + 3) + 60 s); cleans
+# same rate, and each prints the host's steal time while it ran and the share of its CPU the server was
+# busy; a third series runs nginx at half of its own peak, what "half the peak" gives the cheapest server
+# here. Installs wrk and nginx-light with apt-get
+# when missing (needs root). Bounded in time (about 2 x ROUNDS x DURATION + 3 x PACED_ROUNDS x (PACED_DURATION + 3) + 60 s); cleans
 # up its processes and temporary files on exit.
 set -euo pipefail
 
@@ -226,39 +228,57 @@ webhook_peak=$(rps "$webhook_median")
 # (its steal time, printed) reach both, and nginx's figures say what this machine allows at that moment.
 # Each server's round with the median p99 is reported, as for the saturating rounds.
 half=$(awk -v r="$webhook_peak" 'BEGIN {printf "%d", r / 2}')
+# The same test of nginx at half of its own peak: what "half the peak" allows on this machine to a server
+# whose every request is the cheapest an HTTPS endpoint can be (bench/README.md, ninth round).
+nginx_half=$(awk -v r="$(rps "$nginx_median")" 'BEGIN {printf "%d", r / 2}')
 steal_ticks() { awk '/^cpu / {print $9}' /proc/stat; }
-# run_paced NAME URL: $work/NAME.txt, with the share of CPU time the host took while it ran.
+# cpu_ticks PID: the CPU time (user and system, clock ticks) of PID, all its threads, and its running
+# children (nginx's workers).
+cpu_ticks() {
+  local total=0 p
+  for p in "$1" $(pgrep -P "$1" || true); do total=$((total + $(awk '{print $14 + $15}' "/proc/$p/stat" 2>/dev/null || echo 0))); done
+  echo "$total"
+}
+# run_paced NAME URL RATE PID: $work/NAME.txt, with the share of CPU time the host took while it ran and
+# the share of one CPU the server (PID) was busy.
 run_paced() {
-  local name=$1 url=$2 steal_before started
-  log "constant rate ($name): $half req/s over $connections connections, ${paced_duration}s; taskset -c $client_cpus $paced_client"
+  local name=$1 url=$2 rate=$3 pid=$4 steal_before busy_before started
+  log "constant rate ($name): $rate req/s over $connections connections, ${paced_duration}s; taskset -c $client_cpus $paced_client"
   steal_before=$(steal_ticks)
+  busy_before=$(cpu_ticks "$pid")
   started=$(date +%s.%N)
-  timeout $((paced_duration + 40)) taskset -c "$client_cpus" "$paced_client" --url "$url" --body "$body" --rate "$half" \
+  timeout $((paced_duration + 40)) taskset -c "$client_cpus" "$paced_client" --url "$url" --body "$body" --rate "$rate" \
     --connections "$connections" --duration "$paced_duration" --warmup 2 --cacert "$work/certs/ca.crt" \
     >"$work/$name.txt" 2>&1 || die "the constant-rate run $name failed: $(cat "$work/$name.txt")"
-  awk -v ticks=$(($(steal_ticks) - steal_before)) -v hz="$(getconf CLK_TCK)" -v cpus="$(nproc)" -v s="$started" -v e="$(date +%s.%N)" \
-    'BEGIN {printf "host steal: %.1f%%\n", 100 * ticks / hz / cpus / (e - s)}' >>"$work/$name.txt"
+  awk -v ticks=$(($(steal_ticks) - steal_before)) -v busy=$(($(cpu_ticks "$pid") - busy_before)) -v hz="$(getconf CLK_TCK)" \
+    -v cpus="$(nproc)" -v s="$started" -v e="$(date +%s.%N)" \
+    'BEGIN {printf "host steal: %.1f%%\nserver busy: %.0f%% of a CPU\n", 100 * ticks / hz / cpus / (e - s), 100 * busy / hz / (e - s)}' \
+    >>"$work/$name.txt"
   sed 's/^/    /' "$work/$name.txt"
 }
 for round in $(seq "$paced_rounds"); do
-  run_paced "webhook-paced-$round" "https://127.0.0.1:$webhook_port/mutate"
-  run_paced "nginx-paced-$round" "https://127.0.0.1:$nginx_port/mutate"
+  run_paced "webhook-paced-$round" "https://127.0.0.1:$webhook_port/mutate" "$half" "$webhook_pid"
+  run_paced "nginx-paced-$round" "https://127.0.0.1:$nginx_port/mutate" "$half" "$nginx_pid"
+  run_paced "nginx-own-half-$round" "https://127.0.0.1:$nginx_port/mutate" "$nginx_half" "$nginx_pid"
 done
 # paced_ms NAME FROM P: milliseconds of percentile P (p50, p99, p999, max) counted from FROM (due, send)
 paced_ms() {
   awk -v from="$2" -v p="$3" '$0 ~ "^paced latency us from " from ":" {for (i = 1; i <= NF; ++i) if ($i == p) printf "%.3f", $(i + 1) / 1000}' "$work/$1.txt"
 }
 due_p99() { paced_ms "$1" due p99; }
+busy() { sed -n 's/^server busy: \([0-9]*%\).*/\1/p' "$work/$1.txt"; }
+# paced_line SERIES WANT: the median round of the constant-rate series SERIES (webhook-paced, ...), asked
+# for WANT req/s.
 paced_line() {
-  local server=$1 name rate errors note
-  name=$(median_run "$server-paced" "$paced_rounds" due_p99)
+  local series=$1 want=$2 name rate errors note
+  name=$(median_run "$series" "$paced_rounds" due_p99)
   rate=$(awk '/^paced: / {print $(NF - 1)}' "$work/$name.txt")
   errors=$(sed -n 's/^paced errors: //p' "$work/$name.txt")
-  note=$(awk -v got="$rate" -v want="$half" 'BEGIN {
+  note=$(awk -v got="$rate" -v want="$want" 'BEGIN {
     if (got > 1.1 * want || got < 0.9 * want) printf "   THE PACING DID NOT HOLD (served %.0f%% of the rate asked): these are not half-load figures", 100 * got / want }')
-  printf '  %-7s  from due: p50 %s p99 %s p99.9 %s max %s ms | from send: p50 %s p99 %s ms | %s req/s served; errors: %s; %s%s\n' \
-    "$server" "$(paced_ms "$name" due p50)" "$(paced_ms "$name" due p99)" "$(paced_ms "$name" due p999)" "$(paced_ms "$name" due max)" \
-    "$(paced_ms "$name" send p50)" "$(paced_ms "$name" send p99)" "$rate" "$errors" "$(sed -n 's/^host //p' "$work/$name.txt")" "$note"
+  printf '  %-14s  from due: p50 %s p99 %s p99.9 %s max %s ms | from send: p50 %s p99 %s ms | %s req/s served, server busy %s; errors: %s; %s%s\n' \
+    "$series" "$(paced_ms "$name" due p50)" "$(paced_ms "$name" due p99)" "$(paced_ms "$name" due p999)" "$(paced_ms "$name" due max)" \
+    "$(paced_ms "$name" send p50)" "$(paced_ms "$name" send p99)" "$rate" "$(busy "$name")" "$errors" "$(sed -n 's/^host //p' "$work/$name.txt")" "$note"
 }
 webhook_log_errors=$(grep -c '"level":"error"' "$work/webhook.log" || true)
 ratio=$(awk -v a="$webhook_peak" -v b="$(rps "$nginx_median")" 'BEGIN {printf "%.3f", a / b}')
@@ -280,10 +300,13 @@ median rounds:
   pinned ratio webhook/nginx: $ratio
   the same, round by round (webhook round i / nginx round i, run back to back): $(tr '\n' ' ' <<<"$pair_ratios")(median $pair_median)
 constant rate at half the webhook's peak, the same for both ($half req/s, $connections connections, ${paced_duration}s, $paced_rounds rounds each; p99 from due (ms): webhook $(round_figures webhook-paced "$paced_rounds" due_p99)| nginx $(round_figures nginx-paced "$paced_rounds" due_p99)
+and nginx at half of its own peak ($nginx_half req/s; p99 from due (ms): $(round_figures nginx-own-half "$paced_rounds" due_p99))
+server busy (share of its CPU) in each round: webhook $(round_figures webhook-paced "$paced_rounds" busy)| nginx $(round_figures nginx-paced "$paced_rounds" busy)| nginx at its own half $(round_figures nginx-own-half "$paced_rounds" busy)
 median rounds (latency from when each request was due, and from its send):
-$(paced_line webhook)
-$(paced_line nginx)
-constant-rate rounds with errors: $(grep -l '^paced errors:' "$work"/*-paced-*.txt | xargs grep -L '^paced errors: connect 0 read 0 write 0 status 0 timeout 0$' | wc -l) of $((2 * paced_rounds))
+$(paced_line webhook-paced "$half")
+$(paced_line nginx-paced "$half")
+$(paced_line nginx-own-half "$nginx_half")
+constant-rate rounds with errors: $(grep -l '^paced errors:' "$work"/*-paced-*.txt "$work"/nginx-own-half-*.txt | xargs grep -L '^paced errors: connect 0 read 0 write 0 status 0 timeout 0$' | wc -l) of $((3 * paced_rounds))
 saturating runs with non-2xx answers or socket errors: $(cat "$work"/*-peak-*.txt | grep -cE 'Non-2xx|Socket errors' || true) of $((2 * rounds)); webhook log lines at level error: $webhook_log_errors
 load average after: $(cut -d' ' -f1-3 /proc/loadavg)
 EOF
