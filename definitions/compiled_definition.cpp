@@ -189,16 +189,15 @@ std::shared_ptr<const CompiledDefinition> CompiledDefinition::compile(KartaDefin
 DefinitionEvaluation::DefinitionEvaluation(const CompiledDefinition& definition, JsonElement object)
     : definition_(definition),
       object_(object),
-      outcomes_(definition.expressions().size()),
-      values_pending_(definition.expressions().size(), false) {}
+      outcomes_(definition.expressions().size()) {}
 
 DefinitionEvaluation::~DefinitionEvaluation() = default;
 
 const ExpressionOutcome& DefinitionEvaluation::outcome(ExpressionId id) {
   const ExpressionOutcome& outcome = places_of(id);
-  if (values_pending_[id]) {
-    values_pending_[id] = false;
-    auto& values = outcomes_[id]->values;
+  if (outcomes_[id].values_pending) {
+    outcomes_[id].values_pending = false;
+    auto& values = outcomes_[id].outcome->values;
     values.reserve(outcome.places.size());
     for (const auto& place : outcome.places) values.push_back(place ? to_json(*place) : json(nullptr));
   }
@@ -206,7 +205,7 @@ const ExpressionOutcome& DefinitionEvaluation::outcome(ExpressionId id) {
 }
 
 const ExpressionOutcome& DefinitionEvaluation::places_of(ExpressionId id) {
-  auto& slot = outcomes_.at(id);
+  auto& slot = outcomes_.at(id).outcome;
   if (slot) return *slot;
   const CompiledExpression& e = definition_.expressions()[id];
   if (e.simple) {
@@ -221,7 +220,7 @@ const ExpressionOutcome& DefinitionEvaluation::places_of(ExpressionId id) {
       if (path_mode) outcome.pointers.push_back(std::move(match.pointer));
       outcome.places.push_back(match.value);
     }
-    values_pending_[id] = !path_mode;
+    outcomes_[id].values_pending = !path_mode;
     slot = std::move(outcome);
     return *slot;
   }
@@ -244,7 +243,7 @@ void DefinitionEvaluation::run_bundle(ExpressionGroup group) {
   const auto& expressions = definition_.expressions();
   for (std::size_t id = 0; id < expressions.size(); ++id) {
     const CompiledExpression& e = expressions[id];
-    if (e.group != group || e.simple || outcomes_[id]) continue;  // natives already answered stay
+    if (e.group != group || e.simple || outcomes_[id].outcome) continue;  // natives already answered stay
     ExpressionOutcome outcome;
     if (run.error) outcome.error = *run.error;
     if (e.bundle_slot < results.size()) {
@@ -271,7 +270,7 @@ void DefinitionEvaluation::run_bundle(ExpressionGroup group) {
         }
       }
     }
-    outcomes_[id] = std::move(outcome);
+    outcomes_[id].outcome = std::move(outcome);
   }
 }
 

@@ -164,8 +164,11 @@ class DefinitionEvaluation {
 
   const CompiledDefinition& definition_;
   JsonElement object_;
-  std::vector<std::optional<ExpressionOutcome>> outcomes_;
-  std::vector<bool> values_pending_;  // by id: a simple Value-mode outcome whose values are not filled yet
+  struct Slot {
+    std::optional<ExpressionOutcome> outcome;
+    bool values_pending = false;  // a simple path's Value-mode outcome whose values are not filled yet
+  };
+  std::vector<Slot> outcomes_;  // by id
   std::unique_ptr<JqInput> jq_input_;
 };
 
