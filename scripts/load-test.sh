@@ -157,6 +157,10 @@ http {
     ssl_certificate $work/certs/tls.crt;
     ssl_certificate_key $work/certs/tls.key;
     ssl_protocols TLSv1.2 TLSv1.3;
+    # The webhook's TLS 1.3 suites, in its order and chosen by the server as it does
+    # (server/tls_context.cpp): both give wrk the same suite, AES-128-GCM.
+    ssl_prefer_server_ciphers on;
+    ssl_conf_command Ciphersuites TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256;
     location / {
       default_type application/json;
       return 200 '$(cat "$work/response.json")';
@@ -281,6 +285,11 @@ paced_line() {
     "$(paced_ms "$name" send p50)" "$(paced_ms "$name" send p99)" "$rate" "$(busy "$name")" "$errors" "$(sed -n 's/^host //p' "$work/$name.txt")" "$note"
 }
 webhook_log_errors=$(grep -c '"level":"error"' "$work/webhook.log" || true)
+# suite PORT: the TLS 1.3 suite the server there gives a client offering OpenSSL's default list.
+suite() {
+  command -v openssl >/dev/null || { echo "unknown (no openssl command)"; return; }
+  openssl s_client -connect "127.0.0.1:$1" -tls1_3 </dev/null 2>/dev/null | sed -n 's/.*Cipher is \([A-Z0-9_]*\).*/\1/p' | head -n 1
+}
 ratio=$(awk -v a="$webhook_peak" -v b="$(rps "$nginx_median")" 'BEGIN {printf "%.3f", a / b}')
 # The same ratio taken round by round: webhook round i over nginx round i, run one after the other, so
 # each pair shares the host's state of the moment (its stalls drift over minutes); and their median.
@@ -293,6 +302,7 @@ cat <<EOF
 ==== load-test summary ($(nproc) CPUs: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); load average before: $load_before)
 POST /mutate, demo JobSet ($(wc -c <"$body") B body, $(wc -c <"$work/response.json") B response), TLS keep-alive
 pinned: server on CPUs $server_cpus (webhook threads: ${webhook_threads_used:-?}; nginx workers: $nginx_workers), wrk -t$wrk_threads on CPUs $client_cpus
+TLS 1.3 suite given to OpenSSL's default offer: webhook $(suite "$webhook_port"), nginx $(suite "$nginx_port")
 saturating, $connections connections, ${duration}s, $rounds rounds each (req/s): webhook $(round_figures webhook-peak "$rounds" rps)| nginx $(round_figures nginx-peak "$rounds" rps)
 median rounds:
   webhook  $(printf '%10s' "$webhook_peak") req/s   p50 $(pct "$webhook_median" 50) ms   p99 $(pct "$webhook_median" 99) ms   $(errors "$webhook_median")

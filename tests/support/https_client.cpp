@@ -10,6 +10,8 @@
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 
+#include <stdexcept>
+
 namespace karta::test {
 
 namespace fs = std::filesystem;
@@ -24,8 +26,12 @@ struct HttpsClient::Impl {
   beast::flat_buffer buffer;
 };
 
-HttpsClient::HttpsClient(unsigned short port, const fs::path& ca, int tls_version) : impl_(std::make_unique<Impl>()) {
+HttpsClient::HttpsClient(unsigned short port, const fs::path& ca, int tls_version, const std::string& tls13_suites)
+    : impl_(std::make_unique<Impl>()) {
   impl_->tls.load_verify_file(ca.string());
+  if (!tls13_suites.empty() && SSL_CTX_set_ciphersuites(impl_->tls.native_handle(), tls13_suites.c_str()) != 1) {
+    throw std::invalid_argument("TLS 1.3 suites not known to OpenSSL: " + tls13_suites);
+  }
   impl_->tls.set_verify_mode(net::ssl::verify_peer);
   if (tls_version != 0) {
     SSL_CTX_set_min_proto_version(impl_->tls.native_handle(), tls_version);
@@ -101,6 +107,11 @@ std::string HttpsClient::receive_bytes(std::size_t count, std::chrono::milliseco
   bytes.resize(count);
   if (buffered < count) net::read(*impl_->stream, net::buffer(bytes.data() + buffered, count - buffered));
   return bytes;
+}
+
+std::string HttpsClient::cipher_suite() const {
+  const SSL_CIPHER* cipher = SSL_get_current_cipher(impl_->stream->native_handle());
+  return cipher == nullptr ? "" : SSL_CIPHER_standard_name(cipher);
 }
 
 std::string HttpsClient::peer_certificate_serial() const {

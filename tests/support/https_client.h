@@ -21,7 +21,10 @@ struct HttpReply {
 // A blocking HTTPS client that verifies the server against `ca` and keeps its connection alive.
 class HttpsClient {
  public:
-  HttpsClient(unsigned short port, const std::filesystem::path& ca, int tls_version = 0);  // 0: any >= 1.2
+  // tls_version 0: any >= 1.2. tls13_suites: the TLS 1.3 cipher suites offered, in order (OpenSSL's
+  // syntax); empty: OpenSSL's default list, which puts TLS_AES_256_GCM_SHA384 first.
+  HttpsClient(unsigned short port, const std::filesystem::path& ca, int tls_version = 0,
+              const std::string& tls13_suites = "");
   ~HttpsClient();
   HttpReply request(const std::string& method, const std::string& target, const std::string& body = "",
                     const std::string& content_type = "application/json");
@@ -38,6 +41,8 @@ class HttpsClient {
   // Ends the connection abruptly, as a client that crashed: a TCP reset, no TLS close_notify.
   void reset();
   std::string peer_certificate_serial() const;
+  // The negotiated cipher suite, in its standard name ("TLS_AES_128_GCM_SHA256").
+  std::string cipher_suite() const;
   bool connected() const;
 
  private:
