@@ -187,9 +187,7 @@ std::shared_ptr<const CompiledDefinition> CompiledDefinition::compile(KartaDefin
 }
 
 DefinitionEvaluation::DefinitionEvaluation(const CompiledDefinition& definition, JsonElement object)
-    : definition_(definition),
-      object_(object),
-      outcomes_(definition.expressions().size()) {}
+    : definition_(definition), object_(object), outcomes_(definition.expressions().size()) {}
 
 DefinitionEvaluation::~DefinitionEvaluation() = default;
 

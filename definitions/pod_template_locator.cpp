@@ -127,7 +127,6 @@ std::optional<JsonPointer> at(const std::vector<JsonPointer>* list, std::size_t 
   return (*list)[i];
 }
 
-
 }  // namespace
 
 WorkloadLayout locate_pod_templates(DefinitionEvaluation& evaluation) {

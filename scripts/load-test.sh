@@ -20,7 +20,8 @@
 #   ROUNDS            saturating rounds per server, alternating webhook and nginx (default 3)
 #   CONNECTIONS       connections of every run (default 32)
 #   PACED_DURATION    seconds of each constant-rate run (default 10)
-#   PACED_ROUNDS      constant-rate rounds per server, alternating webhook and nginx (default 3)
+#   PACED_ROUNDS      constant-rate rounds per series (the webhook, nginx at its rate, nginx at half its own
+#                     peak), alternating (default 3)
 #   WEBHOOK_THREADS   the webhook's --threads (default: its own default)
 #
 # Prints, for every run, requests/s, p50/p99, non-2xx answers and socket errors; the pinned ratio of the
