@@ -12,10 +12,14 @@
 namespace karta {
 
 struct NativeExpression::Node {
-  enum class Kind { Path, Number, ToNumber, Pipe, Alternative, Add, Subtract, Multiply };
+  // Comma: `left, right`. Collect: `[left]`, only while parsing (a list is no value here): it must be
+  // followed by `| max`, `| min` or `| add`, and the two become one Reduce node.
+  enum class Kind { Path, Number, ToNumber, Pipe, Alternative, Add, Subtract, Multiply, Comma, Collect, Reduce };
+  enum class Reducer { Max, Min, Sum };
   Kind kind = Kind::Path;
   SimplePath path;  // Path: relative to the input; no steps is `.`
   double number = 0;
+  Reducer reducer = Reducer::Max;  // Reduce: of the values `left` gives
   std::shared_ptr<const Node> left, right;
   // Gives exactly one value, whatever the input (or gives up): a path of fields and indexes, a number,
   // tonumber, and pipes, alternatives and arithmetic of such. Evaluated value to value, without streams.
@@ -59,17 +63,45 @@ class Parser {
 
   static NodePtr binary(Node::Kind kind, NodePtr left, NodePtr right) {
     if (!left || !right) return nullptr;
+    // A list is native only as the whole of what `| max` (min, add) reduces: see reduced().
+    if (left->kind == Node::Kind::Collect || right->kind == Node::Kind::Collect) return nullptr;
     auto node = std::make_shared<Node>();
     node->kind = kind;
-    node->single = left->single && right->single;
+    node->single = kind != Node::Kind::Comma && left->single && right->single;
     node->left = std::move(left);
     node->right = std::move(right);
     return node;
   }
 
+  // `|` binds loosest, then `,`, then `//`.
   NodePtr pipe() {
+    NodePtr left = reduced(comma());
+    while (left && eat_operator("|")) left = binary(Node::Kind::Pipe, left, reduced(comma()));
+    return left;
+  }
+
+  // `[...] | max` (or min, add) as one Reduce node; a list followed by anything else gives up.
+  NodePtr reduced(NodePtr node) {
+    if (!node || node->kind != Node::Kind::Collect) return node;
+    if (!eat_operator("|")) return nullptr;
+    skip();
+    static constexpr std::pair<std::string_view, Node::Reducer> kReducers[] = {
+        {"max", Node::Reducer::Max}, {"min", Node::Reducer::Min}, {"add", Node::Reducer::Sum}};
+    for (const auto& [name, reducer] : kReducers) {
+      if (text_.substr(pos_, name.size()) != name || identifier_char(peek(name.size()))) continue;
+      pos_ += name.size();
+      auto reduce = std::make_shared<Node>();
+      reduce->kind = Node::Kind::Reduce;
+      reduce->reducer = reducer;
+      reduce->left = node->left;
+      return reduce;  // a stream is reduced: not single
+    }
+    return nullptr;
+  }
+
+  NodePtr comma() {
     NodePtr left = alternative();
-    while (left && eat_operator("|")) left = binary(Node::Kind::Pipe, left, alternative());
+    while (left && eat_operator(",")) left = binary(Node::Kind::Comma, left, alternative());
     return left;
   }
 
@@ -110,6 +142,17 @@ class Parser {
       if (!inner || peek() != ')') return nullptr;
       ++pos_;
       return inner;
+    }
+    if (c == '[') {  // `[]` gives no inner expression: left to jq
+      ++pos_;
+      NodePtr inner = pipe();
+      skip();
+      if (!inner || peek() != ']') return nullptr;
+      ++pos_;
+      auto node = std::make_shared<Node>();
+      node->kind = Node::Kind::Collect;
+      node->left = std::move(inner);
+      return node;
     }
     if (std::isdigit(static_cast<unsigned char>(c))) return number();
     if (c == '.') return path();
@@ -294,6 +337,25 @@ class Evaluator {
         out.push_back(result);
         return true;
       }
+      case Node::Kind::Comma:
+        return run(*node.left, input, out) && run(*node.right, input, out);
+      case Node::Kind::Reduce: {
+        Stream items;
+        if (!run(*node.left, input, items)) return false;
+        Value result;  // null: what jq gives for an empty list
+        for (const auto& item : items) {
+          auto n = number_of(item);
+          if (!n) return false;  // jq orders and adds other kinds by rules of its own: not imitated
+          // jq 1.6: max keeps the last of equal values, min the first; add sums in order, as its reduce.
+          if (result.kind == Value::Kind::Null) result = {Value::Kind::Number, {}, *n};
+          else if (node.reducer == Node::Reducer::Sum) result.number += *n;
+          else if (node.reducer == Node::Reducer::Max ? *n >= result.number : *n < result.number) result.number = *n;
+        }
+        out.push_back(result);
+        return out.size() <= max_;
+      }
+      case Node::Kind::Collect:  // never in a parsed expression: reduced() made it a Reduce node, or gave up
+        break;
     }
     return false;
   }
