@@ -61,9 +61,8 @@ std::string instance_name(const json& id) {
   return id.dump();
 }
 std::string instance_name(JsonElement id) {
-  if (auto text = string_of(id)) return std::string(*text);
-  if (id.is_null()) return "";
-  return to_json(id).dump();
+  if (auto text = string_of(id)) return std::string(*text);  // the usual case, without a json copy
+  return instance_name(to_json(id));
 }
 
 class Locator {
@@ -92,21 +91,21 @@ class Locator {
     return &outcome.values;
   }
 
-  // The instance ids expression `id` gives, as names (instance_name); nullptr without the expression.
+  // The instance ids expression `id` gives, as names (instance_name); nothing without the expression.
   // A simple path's ids are read where they are in the object, not converted to json first.
-  const std::vector<std::string>* names(ExpressionId id) {
-    if (id == kNoExpression) return nullptr;
+  std::optional<std::vector<std::string>> names(ExpressionId id) {
+    if (id == kNoExpression) return std::nullopt;
     const auto& outcome = evaluation_.places_of(id);
     note_problems(outcome, id);
-    names_.clear();
+    std::vector<std::string> names;
     if (!outcome.places.empty()) {
-      names_.reserve(outcome.places.size());
-      for (const auto& place : outcome.places) names_.push_back(place ? instance_name(*place) : std::string());
+      names.reserve(outcome.places.size());
+      for (const auto& place : outcome.places) names.push_back(place ? instance_name(*place) : std::string());
     } else {
-      names_.reserve(outcome.values.size());
-      for (const auto& value : outcome.values) names_.push_back(instance_name(value));
+      names.reserve(outcome.values.size());
+      for (const auto& value : outcome.values) names.push_back(instance_name(value));
     }
-    return &names_;
+    return names;
   }
 
   std::vector<std::string> notes;
@@ -119,7 +118,6 @@ class Locator {
   }
   DefinitionEvaluation& evaluation_;
   std::set<ExpressionId> noted_;
-  std::vector<std::string> names_;
 };
 
 std::optional<JsonPointer> at(const std::vector<JsonPointer>* list, std::size_t i) {
@@ -242,11 +240,11 @@ WorkloadLayout locate_pod_templates(DefinitionEvaluation& evaluation) {
       }
     }
 
-    const auto* ids = locator.names(plan.instance_id);
-    if (ids != nullptr && ids->size() != count) {
+    auto ids = locator.names(plan.instance_id);
+    if (ids && ids->size() != count) {
       layout.notes.push_back(component + ": instanceIdPath gave " + std::to_string(ids->size()) + " ids for " +
                              std::to_string(count) + " locations; ids by position used");
-      ids = nullptr;
+      ids.reset();
     }
     const auto* replicas = locator.values(plan.replicas);
     if (replicas != nullptr && replicas->size() != count) {
@@ -266,8 +264,8 @@ WorkloadLayout locate_pod_templates(DefinitionEvaluation& evaluation) {
       }
       if (seen) continue;
       t.component = component;
-      if (ids != nullptr && !(*ids)[i].empty()) {
-        t.instance = (*ids)[i];
+      if (ids && !(*ids)[i].empty()) {
+        t.instance = std::move((*ids)[i]);
       } else {
         t.instance = count == 1 ? component : component + "-" + std::to_string(i);
       }
