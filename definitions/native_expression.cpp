@@ -14,11 +14,12 @@ namespace karta {
 struct NativeExpression::Node {
   // Comma: `left, right`. Collect: `[left]`, only while parsing (a list is no value here): it must be
   // followed by `| max`, `| min` or `| add`, and the two become one Reduce node.
-  enum class Kind { Path, Number, ToNumber, Pipe, Alternative, Add, Subtract, Multiply, Comma, Collect, Reduce };
+  enum class Kind { Path, Number, String, ToNumber, Pipe, Alternative, Add, Subtract, Multiply, Comma, Collect, Reduce };
   enum class Reducer { Max, Min, Sum };
   Kind kind = Kind::Path;
   SimplePath path;  // Path: relative to the input; no steps is `.`
   double number = 0;
+  std::string text;  // String: the literal's characters (it has no escapes)
   Reducer reducer = Reducer::Max;  // Reduce: of the values `left` gives
   std::shared_ptr<const Node> left, right;
   // Gives exactly one value, whatever the input (or gives up): a path of fields and indexes, a number,
@@ -155,6 +156,7 @@ class Parser {
       return node;
     }
     if (std::isdigit(static_cast<unsigned char>(c))) return number();
+    if (c == '"') return string();
     if (c == '.') return path();
     if (text_.substr(pos_, 8) == "tonumber" && !identifier_char(peek(8))) {
       pos_ += 8;
@@ -180,6 +182,23 @@ class Parser {
     node->kind = Node::Kind::Number;
     node->number = std::strtod(std::string(text_.substr(start, pos_ - start)).c_str(), nullptr);
     node->single = true;
+    return node;
+  }
+
+  // A string literal without escapes or interpolation (a backslash gives up: `\(...)` is jq code) and
+  // without control characters: Knative's default scale, `// "1" | tonumber`.
+  NodePtr string() {
+    const std::size_t start = ++pos_;  // past '"'
+    while (pos_ < text_.size() && peek() != '"') {
+      if (peek() == '\\' || static_cast<unsigned char>(peek()) < 0x20) return nullptr;
+      ++pos_;
+    }
+    if (peek() != '"') return nullptr;
+    auto node = std::make_shared<Node>();
+    node->kind = Node::Kind::String;
+    node->text = std::string(text_.substr(start, pos_ - start));
+    node->single = true;
+    ++pos_;
     return node;
   }
 
@@ -242,23 +261,58 @@ class Parser {
   std::size_t pos_ = 0;
 };
 
-// A value met while evaluating: a place in the object, a computed number, or null (a missing member).
+// A value met while evaluating: a place in the object, a computed number, a string literal of the
+// expression, or null (a missing member).
 struct Value {
-  enum class Kind { Element, Number, Null } kind = Kind::Null;
+  enum class Kind { Element, Number, String, Null } kind = Kind::Null;
   JsonElement element;
-  double number = 0;
+  union {
+    double number = 0;
+    const std::string* text;  // String: the literal, held by its node
+  };
+
+  static Value of_number(double n) {
+    Value v;
+    v.kind = Kind::Number;
+    v.number = n;
+    return v;
+  }
 };
 // Inline for the few values an expression usually yields: no allocation per step.
 using Stream = boost::container::small_vector<Value, 8>;
 
 Value element_value(JsonElement element) {
   if (element.is_null()) return {};
-  return {Value::Kind::Element, element, 0};
+  Value v;
+  v.kind = Value::Kind::Element;
+  v.element = element;
+  return v;
 }
 
 std::optional<double> number_of(const Value& v) {
   if (v.kind == Value::Kind::Number) return v.number;
   if (v.kind == Value::Kind::Element && v.element.is_number()) return double(v.element.get_double().value_unsafe());
+  return std::nullopt;
+}
+
+// jq 1.6's tonumber parses a string as JSON text: " 1", "01", "1e2", "+1" and "nan" (null) are numbers
+// to it. Only the plain integer spelling is read here, at most 15 digits (exact as a double), and not
+// "-0"; anything else gives up and jq decides.
+std::optional<double> plain_integer(std::string_view text) {
+  std::string_view digits = text.substr(!text.empty() && text[0] == '-' ? 1 : 0);
+  if (digits.empty() || digits.size() > 15 || (digits[0] == '0' && text.size() > 1)) return std::nullopt;
+  double value = 0;
+  for (char c : digits) {
+    if (c < '0' || c > '9') return std::nullopt;
+    value = value * 10 + (c - '0');
+  }
+  return digits.size() == text.size() ? value : -value;
+}
+
+std::optional<double> tonumber_of(const Value& v) {
+  if (auto number = number_of(v)) return number;
+  if (v.kind == Value::Kind::String) return plain_integer(*v.text);
+  if (v.kind == Value::Kind::Element && v.element.is_string()) return plain_integer(*string_of(v.element));
   return std::nullopt;
 }
 
@@ -307,6 +361,7 @@ class Evaluator {
       case Node::Kind::Path:
         return walk(node.path, input, out);
       case Node::Kind::Number:
+      case Node::Kind::String:
       case Node::Kind::ToNumber:
         break;  // always single: one() answered above
       case Node::Kind::Pipe: {
@@ -347,7 +402,7 @@ class Evaluator {
           auto n = number_of(item);
           if (!n) return false;  // jq orders and adds other kinds by rules of its own: not imitated
           // jq 1.6: max keeps the last of equal values, min the first; add sums in order, as its reduce.
-          if (result.kind == Value::Kind::Null) result = {Value::Kind::Number, {}, *n};
+          if (result.kind == Value::Kind::Null) result = Value::of_number(*n);
           else if (node.reducer == Node::Reducer::Sum) result.number += *n;
           else if (node.reducer == Node::Reducer::Max ? *n >= result.number : *n < result.number) result.number = *n;
         }
@@ -393,12 +448,17 @@ class Evaluator {
         return true;
       }
       case Node::Kind::Number:
-        result = {Value::Kind::Number, {}, node.number};
+        result = Value::of_number(node.number);
+        return true;
+      case Node::Kind::String:
+        result = Value{};
+        result.kind = Value::Kind::String;
+        result.text = &node.text;
         return true;
       case Node::Kind::ToNumber: {
-        auto number = number_of(input);
-        if (!number) return false;  // jq parses strings; not imitated
-        result = {Value::Kind::Number, {}, *number};
+        auto number = tonumber_of(input);
+        if (!number) return false;  // a string other than a plain integer: jq decides
+        result = Value::of_number(*number);
         return true;
       }
       case Node::Kind::Pipe: {
@@ -427,8 +487,9 @@ class Evaluator {
   static bool arithmetic(const Node& node, const Value& left, const Value& right, Value& result) {
     auto a = number_of(left), b = number_of(right);
     if (!a || !b) return false;
-    result = {Value::Kind::Number, {},
-              node.kind == Node::Kind::Add ? *a + *b : node.kind == Node::Kind::Subtract ? *a - *b : *a * *b};
+    result = Value::of_number(node.kind == Node::Kind::Add        ? *a + *b
+                              : node.kind == Node::Kind::Subtract ? *a - *b
+                                                                  : *a * *b);
     return true;
   }
 
@@ -487,6 +548,9 @@ std::optional<std::vector<json>> NativeExpression::evaluate(JsonElement input, s
         break;
       case Value::Kind::Number:
         values.push_back(number_json(v.number));
+        break;
+      case Value::Kind::String:
+        values.emplace_back(*v.text);
         break;
       case Value::Kind::Element:
         values.push_back(jq_json(v.element));

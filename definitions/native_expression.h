@@ -5,15 +5,17 @@
 //   .spec.replicatedJobs[] | (.replicas // 1 | tonumber) * (.template.spec.parallelism // 1 | tonumber)
 //   .spec.workerGroupSpecs[]? | ([.replicas // 0, .minReplicas // 0 | tonumber] | max | tonumber) * ...
 // The grammar is a small part of jq's: `|`, `,`, `//`, `*`, `+`, `-`, parentheses, number literals,
-// `tonumber`, simple paths (simple_path.h) relative to the input, and a list `[...]` only as the whole of
-// what `| max`, `| min` or `| add` reduces. jq runs once per request otherwise (about 20 us, plus
-// converting the object to jq's values, which for a RayCluster of 50 groups was 60% of its admission),
-// and these are the only jq a JobSet, a Deployment or a RayCluster needs on admission.
+// string literals without escapes, `tonumber` (of numbers, and of strings that spell a plain integer),
+// simple paths (simple_path.h) relative to the input, and a list `[...]` only as the whole of what
+// `| max`, `| min` or `| add` reduces. jq runs once per request otherwise (about 20 us, plus converting
+// the object to jq's values, which for a RayCluster of 50 groups was 60% of its admission), and these are
+// the only jq a JobSet, a Deployment, a RayCluster or a Knative Service needs on admission.
 //
 // Native when provably the same, jq otherwise: evaluation gives up (nullopt) on anything whose jq 1.6
-// semantics it does not reproduce exactly: an error, a non-number in arithmetic, `tonumber` or a list
-// reduced, an operand with other than one value. The caller then runs the expression through jq. Tests
-// compare both on every catalog expression and sample.
+// semantics it does not reproduce exactly: an error, a non-number in arithmetic or in a list reduced,
+// `tonumber` of anything but a number or a plain integer's digits, an operand with other than one value.
+// The caller then runs the expression through jq. Tests compare both on every catalog expression and
+// sample.
 
 #include <memory>
 #include <optional>
