@@ -11,7 +11,7 @@
 //
 //   build/bench/bench_admission [--benchmark_filter=REGEX] [google benchmark flags]
 //   build/bench/bench_admission --repeat=N --input=demo_jobset   (for scripts/count-instructions.sh; also
-//   unknown_kind, raycluster_50_groups, jobset_2.5MB)
+//   unknown_kind, raycluster_50_groups, jobset_2.5MB, and sample:NAME, the corpus's samples/NAME.yaml)
 
 #include <cstdio>
 #include <cstdlib>
@@ -148,6 +148,14 @@ json unknown_kind_object() {
   return object;
 }
 
+// A sample of the corpus, in the namespace and with the team label the policy asks for.
+json corpus_sample(const std::string& name) {
+  json object = first_document(corpus_dir() / "samples" / (name + ".yaml"));
+  object["metadata"]["namespace"] = "research";
+  object["metadata"]["labels"]["team"] = "vision";
+  return object;
+}
+
 // The corpus RayCluster with `groups` worker groups (copies of its worker group, renamed).
 json large_raycluster(std::size_t groups) {
   json cluster = first_document(corpus_dir() / "samples/raycluster-1.yaml");
@@ -274,8 +282,12 @@ int repeat_admissions(const std::string& input, long count) {
     body = review_body(large_raycluster(50));
   } else if (input == "jobset_2.5MB") {
     body = review_body(large_jobset(2'500'000));
+  } else if (input.starts_with("sample:") && fs::is_regular_file(corpus_dir() / "samples" / (input.substr(7) + ".yaml"))) {
+    body = review_body(corpus_sample(input.substr(7)));
   } else {
-    std::fprintf(stderr, "--input: demo_jobset, unknown_kind, raycluster_50_groups or jobset_2.5MB, not \"%s\"\n",
+    std::fprintf(stderr,
+                 "--input: demo_jobset, unknown_kind, raycluster_50_groups, jobset_2.5MB or sample:NAME (a file "
+                 "samples/NAME.yaml of the corpus), not \"%s\"\n",
                  input.c_str());
     return 2;
   }

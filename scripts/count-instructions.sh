@@ -9,6 +9,7 @@
 #   scripts/count-instructions.sh                       # demo_jobset unknown_kind raycluster_50_groups server
 #   scripts/count-instructions.sh jobset_2.5MB          # also: the 2.5 MB JobSet (a tenth of FEW and MANY)
 #   scripts/count-instructions.sh demo_jobset
+#   scripts/count-instructions.sh sample:knativeservice-1   # a sample of the corpus (tests/corpus/samples)
 #
 # `server`: the whole server, per request: `karta-webhook serve --threads 1` under callgrind, and curl
 # posting the demo JobSet review (bench/jobset-demo-review.json) FEW times, then MANY times, each over one
