@@ -185,12 +185,14 @@ class Parser {
     return node;
   }
 
-  // A string literal without escapes or interpolation (a backslash gives up: `\(...)` is jq code) and
-  // without control characters: Knative's default scale, `// "1" | tonumber`.
+  // A string literal of printable ASCII without escapes or interpolation: Knative's default scale,
+  // `// "1" | tonumber`. A backslash gives up (`\(...)` is jq code), and so does any other byte: jq reads
+  // a literal's bytes as UTF-8 and replaces what is not (fuzz/README.md, F10).
   NodePtr string() {
     const std::size_t start = ++pos_;  // past '"'
     while (pos_ < text_.size() && peek() != '"') {
-      if (peek() == '\\' || static_cast<unsigned char>(peek()) < 0x20) return nullptr;
+      const auto c = static_cast<unsigned char>(peek());
+      if (c == '\\' || c < 0x20 || c > 0x7e) return nullptr;
       ++pos_;
     }
     if (peek() != '"') return nullptr;

@@ -118,8 +118,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     bool same = by_jq.outputs.size() == answered->size();
     for (std::size_t i = 0; same && i < answered->size(); ++i) same = same_value((*answered)[i], by_jq.outputs[i]);
     if (!same) {
-      finding("native values " + json(*answered).dump() + " differ from jq's " + json(by_jq.outputs).dump() + " for " +
-              describe(expression, document));
+      // Replacing what is not UTF-8: a native string may hold bytes jq replaced (F10).
+      const auto replace = json::error_handler_t::replace;
+      finding("native values " + json(*answered).dump(-1, ' ', false, replace) + " differ from jq's " +
+              json(by_jq.outputs).dump(-1, ' ', false, replace) + " for " + describe(expression, document));
     }
     return 0;
   }

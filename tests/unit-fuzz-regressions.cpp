@@ -102,4 +102,26 @@ TEST_CASE("regression F9: jq 1.6 lexes `.e3` and `.e+3` as numbers, so neither n
   CHECK(karta::jq_compile_error(text).has_value());
 }
 
+TEST_CASE("regression F10: a native string literal holds printable ASCII only, since jq replaces bytes that are not UTF-8") {
+  // The input the fuzzer found: a literal holding byte 0x8F, which native evaluation gave back as it was
+  // while jq gave U+FFFD.
+  std::ifstream in(test::source_dir() / "fuzz/findings/F10-native-string-not-utf8.txt", std::ios::binary);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  REQUIRE(text.size() == 103);
+  REQUIRE(text.find('\x8f') != std::string::npos);
+  CHECK_FALSE(karta::NativeExpression::parse(text).has_value());
+  karta::JqProgram program(text, 1);
+  auto document = karta::JsonDocument::parse("null");
+  karta::JqInput input(document.root());
+  auto outcome = program.run(input, 10);
+  REQUIRE(outcome.outputs.size() == 1);
+  CHECK(outcome.outputs[0].get<std::string>().find("\xef\xbf\xbd") != std::string::npos);  // U+FFFD
+  // Valid UTF-8 beyond ASCII is jq's too, and so is a control character.
+  for (const char* refused : {"\"\xc3\xa9\"", "\"a\x7f\"", "\"\x01\""}) {
+    CAPTURE(refused);
+    CHECK_FALSE(karta::NativeExpression::parse(refused).has_value());
+  }
+  CHECK(karta::NativeExpression::parse("\" !#$%&'()*+,-./09:;<=>?@AZ[]^_`az{|}~\"").has_value());
+}
+
 }  // namespace unit_fuzz_regressions

@@ -51,7 +51,7 @@ TEST_CASE("the native grammar takes paths, pipes, commas, //, arithmetic, parent
   for (const char* text : {".spec.replicas // 1", kJobSetReplicas, kRayReplicas, kKnativeReplicas, ".a - 1 + .b * 2",
                            "(.a)", ".a[]?.b // 0", "1.5", ".", ".a | . * 2", ".a//.b//3", ".a, .b", "[.a, .b] | max",
                            "[.a[]] | min", "[.a[] | .b] | add", ".x | [.a, 1] | max | . * 2", "([.a] | max), 1",
-                           "\"1\"", ".a // \"x y\"", "\"\"", "\"2\" | tonumber", "\"\xc3\xa9\""}) {
+                           "\"1\"", ".a // \"x y\"", "\"\"", "\"2\" | tonumber", "\"a-b_c/d.e:f ~!\""}) {
     CAPTURE(text);
     CHECK(NativeExpression::parse(text).has_value());
   }
@@ -63,7 +63,7 @@ TEST_CASE("the native grammar takes paths, pipes, commas, //, arithmetic, parent
                            // jq reads these as `[.a] | (max, 1)` and `[.a] | (max // 0)`: not a list reduced
                            "[.a] | max, 1", "[.a] | max // 0", "[.a] | max * 2", "([.a] | max, 1)",
                            // escapes and interpolation are jq's; a string is no path's start
-                           "\"a\\nb\"", "\"\\(.a)\"", "\"a\\\"b\"", "\"open", "\"a\".b", "\"a\"[0]", "\"tab\there\"",
+                           "\"a\\nb\"", "\"\\(.a)\"", "\"\xc3\xa9\"", "\"a\x8f" "b\"", "\"\x7f\"", "\"a\\\"b\"", "\"open", "\"a\".b", "\"a\"[0]", "\"tab\there\"",
                            ".a?", "1e3", ".a |= 1", ".a //= 1", "-1", ".a / 2", ".a == 1",
                            "tonumbers", "(.a", ".a)", "1.", ".a # comment", "..", ".a[] as $x | $x", "length"}) {
     CAPTURE(text);
@@ -160,7 +160,7 @@ TEST_CASE("string literals and tonumber of a plain integer's digits give jq's ou
   for (const char* expression : {"\"1\"", "\"1\" | tonumber", ".e // \"7\" | tonumber", ".a | tonumber", ".b | tonumber",
                                  ".c | tonumber", ".d | tonumber", ".h | tonumber", "(.a | tonumber) * 2",
                                  "[.a, .b, .c | tonumber] | max", "[.a, .b | tonumber] | add", ".e // \"none\"",
-                                 ".f // \"y\"", ".e // \"\"", "\"a\", \"b\"", "\"\xc3\xa9t\xc3\xa9\"",
+                                 ".f // \"y\"", ".e // \"\"", "\"a\", \"b\"", "\"x+y=z\"",
                                  ".g | tonumber", "\"-5\" | tonumber", ".e // .missing // \"10\" | tonumber"}) {
     CAPTURE(expression);
     auto outputs = native(expression, document);
