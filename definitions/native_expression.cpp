@@ -1,277 +1,39 @@
 #include "definitions/native_expression.h"
 
+// Evaluation of the native grammar's tree (native_expression_node.h, read by native_expression_parser.cpp)
+// on a simdjson element: streams of values where jq would stream, one value at a time where a node is
+// single, giving up wherever jq 1.6's answer could differ.
+
 #include <algorithm>
-#include <cctype>
 #include <cmath>
-#include <cstdlib>
 
 #include <boost/container/small_vector.hpp>
 
-#include "definitions/simple_path.h"
+#include "definitions/native_expression_node.h"
 
 namespace karta {
-
-struct NativeExpression::Node {
-  // Comma: `left, right`. Collect: `[left]`, only while parsing (a list is no value here): it must be
-  // followed by `| max`, `| min` or `| add`, and the two become one Reduce node.
-  enum class Kind { Path, Number, String, ToNumber, Pipe, Alternative, Add, Subtract, Multiply, Comma, Collect, Reduce };
-  enum class Reducer { Max, Min, Sum };
-  Kind kind = Kind::Path;
-  SimplePath path;  // Path: relative to the input; no steps is `.`
-  double number = 0;
-  std::string text;  // String: the literal's characters (it has no escapes)
-  Reducer reducer = Reducer::Max;  // Reduce: of the values `left` gives
-  std::shared_ptr<const Node> left, right;
-  // Gives exactly one value, whatever the input (or gives up): a path of fields and indexes, a number,
-  // tonumber, and pipes, alternatives and arithmetic of such. Evaluated value to value, without streams.
-  bool single = false;
-};
-
 namespace {
 
 using Node = NativeExpression::Node;
 using NodePtr = std::shared_ptr<const Node>;
 
-bool identifier_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
-bool identifier_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
-
-class Parser {
- public:
-  explicit Parser(std::string_view text) : text_(text) {}
-
-  NodePtr parse() {
-    NodePtr node = pipe();
-    skip();
-    return node && pos_ == text_.size() ? node : nullptr;
-  }
-
- private:
-  // jq's own white space only.
-  void skip() {
-    while (pos_ < text_.size() && (text_[pos_] == ' ' || text_[pos_] == '\t' || text_[pos_] == '\n')) ++pos_;
-  }
-  char peek(std::size_t ahead = 0) const { return pos_ + ahead < text_.size() ? text_[pos_ + ahead] : '\0'; }
-
-  // An operator, not the start of a longer one (`|=`, `//=`, `*=`...).
-  bool eat_operator(std::string_view op) {
-    skip();
-    if (text_.substr(pos_, op.size()) != op) return false;
-    char next = pos_ + op.size() < text_.size() ? text_[pos_ + op.size()] : '\0';
-    if (next == '=' || (op == "/" && next == '/') || (op == "|" && next == '|')) return false;
-    pos_ += op.size();
-    return true;
-  }
-
-  static NodePtr binary(Node::Kind kind, NodePtr left, NodePtr right) {
-    if (!left || !right) return nullptr;
-    // A list is native only as the whole of what `| max` (min, add) reduces: see reduced().
-    if (left->kind == Node::Kind::Collect || right->kind == Node::Kind::Collect) return nullptr;
-    auto node = std::make_shared<Node>();
-    node->kind = kind;
-    node->single = kind != Node::Kind::Comma && left->single && right->single;
-    node->left = std::move(left);
-    node->right = std::move(right);
-    return node;
-  }
-
-  // `|` binds loosest, then `,`, then `//`.
-  NodePtr pipe() {
-    NodePtr left = reduced(comma());
-    while (left && eat_operator("|")) left = binary(Node::Kind::Pipe, left, reduced(comma()));
-    return left;
-  }
-
-  // `[...] | max` (or min, add) as one Reduce node; a list followed by anything else gives up.
-  NodePtr reduced(NodePtr node) {
-    if (!node || node->kind != Node::Kind::Collect) return node;
-    if (!eat_operator("|")) return nullptr;
-    skip();
-    static constexpr std::pair<std::string_view, Node::Reducer> kReducers[] = {
-        {"max", Node::Reducer::Max}, {"min", Node::Reducer::Min}, {"add", Node::Reducer::Sum}};
-    for (const auto& [name, reducer] : kReducers) {
-      if (text_.substr(pos_, name.size()) != name || identifier_char(peek(name.size()))) continue;
-      pos_ += name.size();
-      auto reduce = std::make_shared<Node>();
-      reduce->kind = Node::Kind::Reduce;
-      reduce->reducer = reducer;
-      reduce->left = node->left;
-      return reduce;  // a stream is reduced: not single
-    }
-    return nullptr;
-  }
-
-  NodePtr comma() {
-    NodePtr left = alternative();
-    while (left && eat_operator(",")) left = binary(Node::Kind::Comma, left, alternative());
-    return left;
-  }
-
-  // `//` is right-associative and binds looser than arithmetic.
-  NodePtr alternative() {
-    NodePtr left = additive();
-    if (left && eat_operator("//")) return binary(Node::Kind::Alternative, left, alternative());
-    return left;
-  }
-
-  NodePtr additive() {
-    NodePtr left = multiplicative();
-    while (left) {
-      if (eat_operator("+")) {
-        left = binary(Node::Kind::Add, left, multiplicative());
-      } else if (eat_operator("-")) {
-        left = binary(Node::Kind::Subtract, left, multiplicative());
-      } else {
-        break;
-      }
-    }
-    return left;
-  }
-
-  NodePtr multiplicative() {
-    NodePtr left = primary();
-    while (left && eat_operator("*")) left = binary(Node::Kind::Multiply, left, primary());
-    return left;
-  }
-
-  NodePtr primary() {
-    skip();
-    char c = peek();
-    if (c == '(') {
-      ++pos_;
-      NodePtr inner = pipe();
-      skip();
-      if (!inner || peek() != ')') return nullptr;
-      ++pos_;
-      return inner;
-    }
-    if (c == '[') {  // `[]` gives no inner expression: left to jq
-      ++pos_;
-      NodePtr inner = pipe();
-      skip();
-      if (!inner || peek() != ']') return nullptr;
-      ++pos_;
-      auto node = std::make_shared<Node>();
-      node->kind = Node::Kind::Collect;
-      node->left = std::move(inner);
-      return node;
-    }
-    if (std::isdigit(static_cast<unsigned char>(c))) return number();
-    if (c == '"') return string();
-    if (c == '.') return path();
-    if (text_.substr(pos_, 8) == "tonumber" && !identifier_char(peek(8))) {
-      pos_ += 8;
-      auto node = std::make_shared<Node>();
-      node->kind = Node::Kind::ToNumber;
-      node->single = true;
-      return node;
-    }
-    return nullptr;
-  }
-
-  // Digits with an optional fraction; anything richer (exponents, "1.") is left to jq.
-  NodePtr number() {
-    std::size_t start = pos_;
-    while (std::isdigit(static_cast<unsigned char>(peek()))) ++pos_;
-    if (peek() == '.') {
-      if (!std::isdigit(static_cast<unsigned char>(peek(1)))) return nullptr;
-      ++pos_;
-      while (std::isdigit(static_cast<unsigned char>(peek()))) ++pos_;
-    }
-    if (identifier_char(peek()) || peek() == '.') return nullptr;
-    auto node = std::make_shared<Node>();
-    node->kind = Node::Kind::Number;
-    node->number = std::strtod(std::string(text_.substr(start, pos_ - start)).c_str(), nullptr);
-    node->single = true;
-    return node;
-  }
-
-  // A string literal of printable ASCII without escapes or interpolation: Knative's default scale,
-  // `// "1" | tonumber`. A backslash gives up (`\(...)` is jq code), and so does any other byte: jq reads
-  // a literal's bytes as UTF-8 and replaces what is not (fuzz/README.md, F10).
-  NodePtr string() {
-    const std::size_t start = ++pos_;  // past '"'
-    while (pos_ < text_.size() && peek() != '"') {
-      const auto c = static_cast<unsigned char>(peek());
-      if (c == '\\' || c < 0x20 || c > 0x7e) return nullptr;
-      ++pos_;
-    }
-    if (peek() != '"') return nullptr;
-    auto node = std::make_shared<Node>();
-    node->kind = Node::Kind::String;
-    node->text = std::string(text_.substr(start, pos_ - start));
-    node->single = true;
-    ++pos_;
-    return node;
-  }
-
-  // The longest run of path syntax, handed to SimplePath's own parser.
-  NodePtr path() {
-    std::size_t start = pos_;
-    ++pos_;  // '.'
-    bool after_dot = true;
-    while (pos_ < text_.size()) {
-      char c = peek();
-      if (after_dot && identifier_start(c)) {
-        // Checked on the whole rest: jq reads ".e+3" as one (invalid) number, not ".e + 3".
-        if (jq_reads_number_after_dot(text_.substr(pos_))) return nullptr;
-        while (identifier_char(peek())) ++pos_;
-      } else if (after_dot && c == '"') {
-        if (!skip_string()) return nullptr;
-      } else if (c == '[') {
-        ++pos_;
-        while (pos_ < text_.size() && peek() != ']') {
-          if (peek() == '"' && !skip_string()) return nullptr;
-          if (peek() != ']' && peek() != '"') ++pos_;
-        }
-        if (peek() != ']') return nullptr;
-        ++pos_;
-        if (peek() == '?') {
-          // jq's lexer reads "?//" as one token (destructuring alternatives): `.a[]?// 0` does not compile.
-          if (peek(1) == '/' && peek(2) == '/') return nullptr;
-          ++pos_;
-        }
-      } else if (c == '.' && (identifier_start(peek(1)) || peek(1) == '"' || peek(1) == '[')) {
-        ++pos_;
-        after_dot = true;
-        continue;
-      } else {
-        break;
-      }
-      after_dot = false;
-    }
-    auto parsed = SimplePath::parse(text_.substr(start, pos_ - start));
-    if (!parsed) return nullptr;
-    auto node = std::make_shared<Node>();
-    node->kind = Node::Kind::Path;
-    node->path = std::move(*parsed);
-    const auto& steps = node->path.steps();
-    node->single = std::none_of(steps.begin(), steps.end(), [](const SimplePath::Step& step) {
-      return std::holds_alternative<SimplePath::Iterate>(step);
-    });
-    return node;
-  }
-
-  bool skip_string() {
-    ++pos_;  // '"'
-    while (pos_ < text_.size() && peek() != '"') pos_ += peek() == '\\' ? 2 : 1;
-    if (peek() != '"') return false;
-    ++pos_;
-    return true;
-  }
-
-  std::string_view text_;
-  std::size_t pos_ = 0;
-};
-
 // A value met while evaluating: a place in the object, a computed number, a string literal of the
 // expression, or null (a missing member).
 struct Value {
-  enum class Kind { Element, Number, String, Null } kind = Kind::Null;
+  enum class Kind { Element, Number, String, Bool, Null } kind = Kind::Null;
   JsonElement element;
   union {
     double number = 0;
     const std::string* text;  // String: the literal, held by its node
+    bool flag;                // Bool
   };
+
+  static Value of_bool(bool b) {
+    Value v;
+    v.kind = Kind::Bool;
+    v.flag = b;
+    return v;
+  }
 
   static Value of_number(double n) {
     Value v;
@@ -320,6 +82,7 @@ std::optional<double> tonumber_of(const Value& v) {
 
 bool truthy(const Value& v) {
   if (v.kind == Value::Kind::Null) return false;
+  if (v.kind == Value::Kind::Bool) return v.flag;
   if (v.kind == Value::Kind::Element && v.element.is_bool()) return v.element.get_bool().value_unsafe();
   return true;
 }
@@ -364,7 +127,10 @@ class Evaluator {
         return walk(node.path, input, out);
       case Node::Kind::Number:
       case Node::Kind::String:
+      case Node::Kind::Literal:
       case Node::Kind::ToNumber:
+      case Node::Kind::Length:
+      case Node::Kind::Floor:
         break;  // always single: one() answered above
       case Node::Kind::Pipe: {
         Stream left;
@@ -385,14 +151,45 @@ class Evaluator {
       }
       case Node::Kind::Add:
       case Node::Kind::Subtract:
-      case Node::Kind::Multiply: {
+      case Node::Kind::Multiply:
+      case Node::Kind::Divide:
+      case Node::Kind::Equal:
+      case Node::Kind::NotEqual:
+      case Node::Kind::Less:
+      case Node::Kind::LessEqual:
+      case Node::Kind::Greater:
+      case Node::Kind::GreaterEqual: {
         Stream left, right;
         if (!run(*node.left, input, left) || !run(*node.right, input, right)) return false;
         if (left.size() != 1 || right.size() != 1) return false;  // jq's cartesian order: not imitated
         Value result;
-        if (!arithmetic(node, left[0], right[0], result)) return false;
+        if (!binary_value(node, left[0], right[0], result)) return false;
         out.push_back(result);
         return true;
+      }
+      case Node::Kind::And:
+      case Node::Kind::Or: {
+        // jq 1.6's gen_and and gen_or: for each value of the left, in order, the answer it decides alone
+        // (false for `and`, true for `or`), or else one per value of the right, run on the same input.
+        const bool decides = node.kind == Node::Kind::Or;
+        Stream left;
+        if (!run(*node.left, input, left)) return false;
+        for (const auto& v : left) {
+          if (truthy(v) == decides) {
+            out.push_back(Value::of_bool(decides));
+            continue;
+          }
+          Stream right;
+          if (!run(*node.right, input, right)) return false;
+          for (const auto& w : right) out.push_back(Value::of_bool(truthy(w)));
+          if (out.size() > max_) return false;
+        }
+        return out.size() <= max_;
+      }
+      case Node::Kind::If: {  // its condition is single (the parser's rule)
+        Value condition;
+        if (!one(*node.condition, input, condition)) return false;
+        return run(truthy(condition) ? *node.left : *node.right, input, out);
       }
       case Node::Kind::Comma:
         return run(*node.left, input, out) && run(*node.right, input, out);
@@ -457,10 +254,39 @@ class Evaluator {
         result.kind = Value::Kind::String;
         result.text = &node.text;
         return true;
+      case Node::Kind::Literal:
+        result = node.literal == 0 ? Value{} : Value::of_bool(node.literal == 2);
+        return true;
       case Node::Kind::ToNumber: {
         auto number = tonumber_of(input);
         if (!number) return false;  // a string other than a plain integer: jq decides
         result = Value::of_number(*number);
+        return true;
+      }
+      case Node::Kind::Length:
+        return length_of(input, result);
+      case Node::Kind::Floor: {
+        auto number = number_of(input);
+        if (!number) return false;  // jq: ... number required
+        result = Value::of_number(std::floor(*number));
+        return true;
+      }
+      case Node::Kind::If: {
+        Value condition;
+        if (!one(*node.condition, input, condition)) return false;
+        return one(truthy(condition) ? *node.left : *node.right, input, result);
+      }
+      case Node::Kind::And:
+      case Node::Kind::Or: {
+        const bool decides = node.kind == Node::Kind::Or;
+        Value left, right;
+        if (!one(*node.left, input, left)) return false;
+        if (truthy(left) == decides) {
+          result = Value::of_bool(decides);
+          return true;
+        }
+        if (!one(*node.right, input, right)) return false;
+        result = Value::of_bool(truthy(right));
         return true;
       }
       case Node::Kind::Pipe: {
@@ -478,21 +304,91 @@ class Evaluator {
       }
       default: {
         Value left, right;
-        return one(*node.left, input, left) && one(*node.right, input, right) && arithmetic(node, left, right, result);
+        return one(*node.left, input, left) && one(*node.right, input, right) && binary_value(node, left, right, result);
       }
     }
     return false;
   }
 
-  // The Add, Subtract or Multiply node's value on two operands, or false: null + 1, string * number,
-  // object * object follow jq's own rules, not imitated.
-  static bool arithmetic(const Node& node, const Value& left, const Value& right, Value& result) {
+  // An arithmetic node's value on two numbers, or a comparison's on two values; false where jq's own rules
+  // apply and are not imitated (null + 1, string * number, object * object, division by zero, ordering
+  // anything but two numbers).
+  static bool binary_value(const Node& node, const Value& left, const Value& right, Value& result) {
+    if (node.kind == Node::Kind::Equal || node.kind == Node::Kind::NotEqual) {
+      auto same = equal(left, right);
+      if (!same) return false;
+      result = Value::of_bool(*same == (node.kind == Node::Kind::Equal));
+      return true;
+    }
     auto a = number_of(left), b = number_of(right);
     if (!a || !b) return false;
-    result = Value::of_number(node.kind == Node::Kind::Add        ? *a + *b
-                              : node.kind == Node::Kind::Subtract ? *a - *b
-                                                                  : *a * *b);
-    return true;
+    switch (node.kind) {
+      case Node::Kind::Add: result = Value::of_number(*a + *b); return true;
+      case Node::Kind::Subtract: result = Value::of_number(*a - *b); return true;
+      case Node::Kind::Multiply: result = Value::of_number(*a * *b); return true;
+      case Node::Kind::Divide:
+        if (*b == 0) return false;  // jq: cannot be divided because the divisor is zero
+        result = Value::of_number(*a / *b);
+        return true;
+      case Node::Kind::Less: result = Value::of_bool(*a < *b); return true;
+      case Node::Kind::LessEqual: result = Value::of_bool(*a <= *b); return true;
+      case Node::Kind::Greater: result = Value::of_bool(*a > *b); return true;
+      case Node::Kind::GreaterEqual: result = Value::of_bool(*a >= *b); return true;
+      default: return false;
+    }
+  }
+
+  // jq's kinds: null, false, true, number, string, array, object (JV_KIND_*).
+  enum class JqKind { Null, False, True, Number, String, Array, Object };
+  static JqKind jq_kind(const Value& v) {
+    switch (v.kind) {
+      case Value::Kind::Null: return JqKind::Null;
+      case Value::Kind::Bool: return v.flag ? JqKind::True : JqKind::False;
+      case Value::Kind::Number: return JqKind::Number;
+      case Value::Kind::String: return JqKind::String;
+      case Value::Kind::Element: break;
+    }
+    const JsonElement& e = v.element;
+    if (e.is_bool()) return e.get_bool().value_unsafe() ? JqKind::True : JqKind::False;
+    if (e.is_number()) return JqKind::Number;
+    if (e.is_string()) return JqKind::String;
+    return e.is_array() ? JqKind::Array : JqKind::Object;  // null is never an Element (element_value)
+  }
+  static std::string_view string_value(const Value& v) {
+    return v.kind == Value::Kind::String ? std::string_view(*v.text) : *string_of(v.element);
+  }
+
+  // jq's `==`: values of different kinds differ; numbers compare as doubles, strings by their bytes. Two
+  // lists or two objects are compared by jq's rules, not imitated (nullopt).
+  static std::optional<bool> equal(const Value& left, const Value& right) {
+    const JqKind a = jq_kind(left), b = jq_kind(right);
+    if (a != b) return false;
+    switch (a) {
+      case JqKind::Number: return *number_of(left) == *number_of(right);
+      case JqKind::String: return string_value(left) == string_value(right);
+      case JqKind::Array:
+      case JqKind::Object: return std::nullopt;
+      default: return true;  // null, false, true
+    }
+  }
+
+  // jq's length: of null 0, of a number its absolute value, of a list or an object its size. A string's
+  // (its code points) is left to jq, and a boolean's is an error.
+  static bool length_of(const Value& v, Value& result) {
+    switch (jq_kind(v)) {
+      case JqKind::Null: result = Value::of_number(0); return true;
+      case JqKind::Number: result = Value::of_number(std::fabs(*number_of(v))); return true;
+      case JqKind::Array:
+      case JqKind::Object: {
+        // simdjson counts up to 0xFFFFFF and stays there: a size that large is counted by jq.
+        const std::size_t size = v.element.is_array() ? array_of(v.element).size() : object_of(v.element).size();
+        if (size >= 0xFFFFFF) return false;
+        result = Value::of_number(double(size));
+        return true;
+      }
+      default:
+        return false;
+    }
   }
 
   bool walk(const SimplePath& path, const Value& input, Stream& out) {
@@ -531,7 +427,7 @@ class Evaluator {
 }  // namespace
 
 std::optional<NativeExpression> NativeExpression::parse(std::string_view expression) {
-  NodePtr root = Parser(expression).parse();
+  NodePtr root = parse_native_expression(expression);
   if (!root) return std::nullopt;
   NativeExpression native;
   native.root_ = std::move(root);
@@ -553,6 +449,9 @@ std::optional<std::vector<json>> NativeExpression::evaluate(JsonElement input, s
         break;
       case Value::Kind::String:
         values.emplace_back(*v.text);
+        break;
+      case Value::Kind::Bool:
+        values.emplace_back(v.flag);
         break;
       case Value::Kind::Element:
         values.push_back(jq_json(v.element));

@@ -124,4 +124,29 @@ TEST_CASE("regression F10: a native string literal holds printable ASCII only, s
   CHECK(karta::NativeExpression::parse("\" !#$%&'()*+,-./09:;<=>?@AZ[]^_`az{|}~\"").has_value());
 }
 
+TEST_CASE("regression F11: native expressions nested past 32 levels are left to jq, not parsed into a stack overflow") {
+  // The input the fuzzer found: 2,320 opening parentheses, then bytes that are not jq.
+  std::ifstream in(test::source_dir() / "fuzz/findings/F11-native-deep-parentheses.txt", std::ios::binary);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  REQUIRE(text.size() == 2320);
+  REQUIRE(text.substr(0, 2000) == std::string(2000, '('));
+  CHECK_FALSE(karta::NativeExpression::parse(text).has_value());
+  // Deeper than any definition may be (validation allows 4,096 characters), and valid jq: given up.
+  const std::string deep = std::string(100'000, '(') + ".a" + std::string(100'000, ')');
+  CHECK_FALSE(karta::NativeExpression::parse(deep).has_value());
+  const std::string lists = "[" + std::string(50'000, '[') + ".a" + std::string(50'000, ']') + "] | max";
+  CHECK_FALSE(karta::NativeExpression::parse(lists).has_value());
+  std::string ifs;
+  for (int i = 0; i < 20'000; ++i) ifs += "if .a then 1 else ";
+  CHECK_FALSE(karta::NativeExpression::parse(ifs + "2" + std::string(20'000 * 4, ' ')).has_value());
+  std::string elifs = "if .a then 1";
+  for (int i = 0; i < 20'000; ++i) elifs += " elif .a then 1";
+  CHECK_FALSE(karta::NativeExpression::parse(elifs + " else 2 end").has_value());
+  // 31 levels are native; 32 are not.
+  auto nested = [](int levels) { return std::string(levels, '(') + ".a // 1" + std::string(levels, ')'); };
+  CHECK(karta::NativeExpression::parse(nested(31)).has_value());
+  CHECK_FALSE(karta::NativeExpression::parse(nested(32)).has_value());
+  CHECK(karta::NativeExpression::parse(elifs.substr(0, 12 + 15 * 30) + " else 2 end").has_value());
+}
+
 }  // namespace unit_fuzz_regressions
