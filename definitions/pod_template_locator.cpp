@@ -26,24 +26,23 @@ bool object_or_addable(JsonElement object, const JsonPointer& pointer) {
   return pointer.empty() || is_object_at(object, pointer.parent_pointer());
 }
 
-// The longest common prefix of the parents of `pointers`: a fragmented instance's root.
+// The longest common prefix of the parents of `pointers`: a fragmented instance's root. Compared on the
+// escaped texts, whole tokens at a time (escaping is one to one, so equal texts are equal tokens).
 JsonPointer instance_root(const std::vector<JsonPointer>& pointers) {
-  std::vector<std::vector<std::string>> all;
-  for (const auto& p : pointers) {
-    std::vector<std::string> tokens;
-    for (JsonPointer q = p.parent_pointer(); !q.empty(); q = q.parent_pointer()) tokens.push_back(q.back());
-    all.emplace_back(tokens.rbegin(), tokens.rend());
+  auto parent = [](std::string_view text) {
+    const auto slash = text.rfind('/');
+    return slash == std::string_view::npos ? std::string_view() : text.substr(0, slash);
+  };
+  std::string_view common = pointers.empty() ? std::string_view() : parent(pointers.front().text());
+  for (std::size_t i = 1; i < pointers.size() && !common.empty(); ++i) {
+    const std::string_view other = parent(pointers[i].text());
+    std::size_t n = 0;
+    while (n < common.size() && n < other.size() && common[n] == other[n]) ++n;
+    const bool whole_tokens = (n == common.size() || common[n] == '/') && (n == other.size() || other[n] == '/');
+    if (!whole_tokens) n = n == 0 ? 0 : common.rfind('/', n - 1);  // back to the start of the token that differs
+    common = common.substr(0, n);
   }
-  JsonPointer root;
-  for (std::size_t depth = 0; !all.empty(); ++depth) {
-    if (depth >= all[0].size()) break;
-    const std::string& token = all[0][depth];
-    bool shared = std::all_of(all.begin(), all.end(),
-                              [&](const auto& tokens) { return depth < tokens.size() && tokens[depth] == token; });
-    if (!shared) break;
-    root /= token;
-  }
-  return root;
+  return JsonPointer(common);
 }
 
 std::string describe(const ExpressionOutcome& outcome, const CompiledExpression& expression) {

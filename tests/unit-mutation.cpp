@@ -208,6 +208,57 @@ TEST_CASE("replica counts beyond int32, fractional or negative are refused with 
 }
 
 
+TEST_CASE("a fragmented pod's root is what its pieces' parents share, whole tokens only") {
+  // Each component spreads its pod over two places; its root is the longest run of whole tokens their
+  // parents share: /spec/ab and /spec/a share /spec, not /spec/a.
+  auto definition = test::compile_definition(R"(apiVersion: run.ai/v1alpha1
+kind: Karta
+metadata: {name: fragments}
+spec:
+  structureDefinition:
+    rootComponent:
+      name: root
+      kind: {group: example.com, version: v1, kind: Fragments}
+      statusDefinition:
+        statusMappings:
+          running: [{byConditions: [{type: Ready, status: "True"}]}]
+    childComponents:
+      - name: split
+        kind: {group: apps, version: v1, kind: Deployment}
+        ownerRef: root
+        specDefinition:
+          fragmentedPodSpecDefinition: {labelsPath: .spec.ab.podLabels, resourcesPath: .spec.a.resources}
+      - name: nested
+        kind: {group: apps, version: v1, kind: Deployment}
+        ownerRef: root
+        specDefinition:
+          fragmentedPodSpecDefinition: {labelsPath: .spec.c.x.podLabels, resourcesPath: .spec.c.resources}
+      - name: escaped
+        kind: {group: apps, version: v1, kind: Deployment}
+        ownerRef: root
+        specDefinition:
+          fragmentedPodSpecDefinition: {labelsPath: '.spec["d/e"].podLabels', resourcesPath: '.spec["d/ef"].resources'}
+      - name: escaped-nested
+        kind: {group: apps, version: v1, kind: Deployment}
+        ownerRef: root
+        specDefinition:
+          fragmentedPodSpecDefinition: {labelsPath: '.spec["d/e"].podLabels', resourcesPath: '.spec["d/e"].g.resources'}
+      - name: one-piece
+        kind: {group: apps, version: v1, kind: Deployment}
+        ownerRef: root
+        specDefinition:
+          fragmentedPodSpecDefinition: {labelsPath: .spec.h.i.podLabels}
+)");
+  const json object = json::parse(R"({"apiVersion":"example.com/v1","kind":"Fragments","metadata":{"name":"f"},
+      "spec":{"a":{},"ab":{},"c":{"x":{}},"d/e":{"g":{}},"d/ef":{},"h":{"i":{}}}})");
+  karta::JsonDocument document = karta::JsonDocument::from(object);
+  karta::DefinitionEvaluation evaluation(*definition, document.root());
+  auto layout = karta::analyze_workload(evaluation, {"nvidia.com/gpu"}, karta::Counted::GpusOnly).layout;
+  std::vector<std::string> roots;
+  for (const auto& t : layout.templates) roots.push_back(t.location.to_string());
+  CHECK(roots == std::vector<std::string>{"/spec", "/spec/c", "/spec", "/spec/d~1e", "/spec/h/i"});
+}
+
 TEST_CASE("instance ids of every JSON type name their templates alike, read by a simple path or by jq") {
   // The built-in JobSet reads .spec.replicatedJobs[].name as a simple path, from the object itself; the
   // same path written as jq ([...][] is no simple path) is run by jq, whose outputs are JSON values.
