@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <forward_list>
 
 #include <boost/container/small_vector.hpp>
 
@@ -24,7 +25,7 @@ struct Value {
   JsonElement element;
   union {
     double number = 0;
-    const std::string* text;  // String: the literal, held by its node
+    const std::string_view* text;  // String: a literal (its node's view) or a key (the evaluator's)
     bool flag;                // Bool
   };
 
@@ -132,6 +133,8 @@ class Evaluator {
       case Node::Kind::Length:
       case Node::Kind::Floor:
         break;  // always single: one() answered above
+      case Node::Kind::Keys:
+        return keys(input, out);
       case Node::Kind::Pipe: {
         Stream left;
         if (!run(*node.left, input, left)) return false;
@@ -252,7 +255,7 @@ class Evaluator {
       case Node::Kind::String:
         result = Value{};
         result.kind = Value::Kind::String;
-        result.text = &node.text;
+        result.text = &node.view;
         return true;
       case Node::Kind::Literal:
         result = node.literal == 0 ? Value{} : Value::of_bool(node.literal == 2);
@@ -421,7 +424,29 @@ class Evaluator {
     return out.size() <= max_;
   }
 
+  // `keys[]`: an object's keys, sorted bytewise as jq 1.6's jv_keys sorts them (each once: sorted_members
+  // keeps the first of a repeated key, as the values handed to jq do); a list's indexes; an error on
+  // anything else (given up).
+  bool keys(const Value& input, Stream& out) {
+    if (input.kind != Value::Kind::Element) return false;
+    if (input.element.is_array()) {
+      const std::size_t size = array_of(input.element).size();
+      if (size >= 0xFFFFFF || out.size() + size > max_) return false;  // simdjson stops counting there
+      for (std::size_t i = 0; i < size; ++i) out.push_back(Value::of_number(double(i)));
+      return true;
+    }
+    if (!input.element.is_object()) return false;
+    for (const auto& [key, item] : sorted_members(input.element)) {
+      Value v;
+      v.kind = Value::Kind::String;
+      v.text = &keys_.emplace_front(key);
+      out.push_back(v);
+    }
+    return out.size() <= max_;
+  }
+
   std::size_t max_;
+  std::forward_list<std::string_view> keys_;  // what key Values point to: stable, and no allocation unless used
 };
 
 }  // namespace
@@ -436,7 +461,8 @@ std::optional<NativeExpression> NativeExpression::parse(std::string_view express
 
 std::optional<std::vector<json>> NativeExpression::evaluate(JsonElement input, std::size_t max_outputs) const {
   Stream outputs;
-  if (!Evaluator(max_outputs).run(*root_, element_value(input), outputs)) return std::nullopt;
+  Evaluator evaluator(max_outputs);  // holds the keys the outputs may point to, until they are converted
+  if (!evaluator.run(*root_, element_value(input), outputs)) return std::nullopt;
   std::vector<json> values;
   values.reserve(outputs.size());
   for (const auto& v : outputs) {
@@ -448,7 +474,7 @@ std::optional<std::vector<json>> NativeExpression::evaluate(JsonElement input, s
         values.push_back(number_json(v.number));
         break;
       case Value::Kind::String:
-        values.emplace_back(*v.text);
+        values.emplace_back(std::string(*v.text));
         break;
       case Value::Kind::Bool:
         values.emplace_back(v.flag);

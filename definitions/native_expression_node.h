@@ -13,17 +13,18 @@
 namespace karta {
 
 struct NativeExpression::Node {
-  // Comma: `left, right`. Collect: `[left]`, only while parsing (a list is no value here): it must be
+  // Keys: `keys[]`, the input's keys one by one. Comma: `left, right`. Collect: `[left]`, only while parsing (a list is no value here): it must be
   // followed by `| max`, `| min` or `| add`, and the two become one Reduce node.
   enum class Kind {
-    Path, Number, String, Literal, ToNumber, Length, Floor, Pipe, Alternative, Add, Subtract, Multiply, Divide,
+    Path, Number, String, Literal, ToNumber, Length, Floor, Keys, Pipe, Alternative, Add, Subtract, Multiply, Divide,
     Equal, NotEqual, Less, LessEqual, Greater, GreaterEqual, And, Or, If, Comma, Collect, Reduce
   };
   enum class Reducer { Max, Min, Sum };
   Kind kind = Kind::Path;
   SimplePath path;  // Path: relative to the input; no steps is `.`
   double number = 0;
-  std::string text;  // String: the literal's characters (it has no escapes)
+  std::string text;       // String: the literal's characters (it has no escapes),
+  std::string_view view;  // and a view of them (the node does not move once made)
   int literal = 0;   // Literal: 0 null, 1 false, 2 true
   Reducer reducer = Reducer::Max;  // Reduce: of the values `left` gives
   std::shared_ptr<const Node> left, right;

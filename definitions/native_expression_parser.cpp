@@ -223,6 +223,13 @@ class Parser {
     if (c == '.') return path();
     if (eat_keyword("tonumber")) return leaf(Node::Kind::ToNumber);
     if (eat_keyword("length")) return leaf(Node::Kind::Length);
+    if (text_.substr(pos_, 6) == "keys[]" && peek(6) != '?' && peek(6) != '.' && peek(6) != '[') {
+      // `keys` alone is a list, no value here; `keys[]?` would also catch keys' own error.
+      pos_ += 6;
+      auto node = leaf(Node::Kind::Keys);
+      node->single = false;
+      return node;
+    }
     if (eat_keyword("floor")) return leaf(Node::Kind::Floor);
     if (eat_keyword("if")) return conditional();
     static constexpr std::string_view kLiterals[] = {"null", "false", "true"};
@@ -266,6 +273,7 @@ class Parser {
     auto node = std::make_shared<Node>();
     node->kind = Node::Kind::String;
     node->text = std::string(text_.substr(start, pos_ - start));
+    node->view = node->text;
     node->single = true;
     ++pos_;
     return node;
@@ -274,6 +282,7 @@ class Parser {
   // The longest run of path syntax, handed to SimplePath's own parser.
   NodePtr path() {
     std::size_t start = pos_;
+    bool keys_first = false;  // the path starts `.[keys[]]`
     ++pos_;  // '.'
     bool after_dot = true;
     while (pos_ < text_.size()) {
@@ -285,13 +294,23 @@ class Parser {
       } else if (after_dot && c == '"') {
         if (!skip_string()) return nullptr;
       } else if (c == '[') {
-        ++pos_;
-        while (pos_ < text_.size() && peek() != ']') {
-          if (peek() == '"' && !skip_string()) return nullptr;
-          if (peek() != ']' && peek() != '"') ++pos_;
+        if (text_.substr(pos_, 8) == "[keys[]]" && pos_ == start + 1) {
+          // `.[keys[]]` is `.[]`: each member in the order of its key (jq sorts keys bytewise, as
+          // sorted_members does), each item of a list in order, and an error on anything else. Only as
+          // the first step: inside brackets, `keys` reads the path's input, so `.a[keys[]]` indexes .a
+          // with the keys of `.`.
+          keys_first = true;
+          pos_ += 8;
+          if (peek() == '?') return nullptr;  // jq's `?` here does not catch keys' own error: not imitated
+        } else {
+          ++pos_;
+          while (pos_ < text_.size() && peek() != ']') {
+            if (peek() == '"' && !skip_string()) return nullptr;
+            if (peek() != ']' && peek() != '"') ++pos_;
+          }
+          if (peek() != ']') return nullptr;
+          ++pos_;
         }
-        if (peek() != ']') return nullptr;
-        ++pos_;
         if (peek() == '?') {
           // jq's lexer reads "?//" as one token (destructuring alternatives): `.a[]?// 0` does not compile.
           if (peek(1) == '/' && peek(2) == '/') return nullptr;
@@ -306,7 +325,9 @@ class Parser {
       }
       after_dot = false;
     }
-    auto parsed = SimplePath::parse(text_.substr(start, pos_ - start));
+    std::string path_text(text_.substr(start, pos_ - start));
+    if (keys_first) path_text.replace(1, 8, "[]");
+    auto parsed = SimplePath::parse(path_text);
     if (!parsed) return nullptr;
     auto node = std::make_shared<Node>();
     node->kind = Node::Kind::Path;

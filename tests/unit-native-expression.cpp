@@ -71,14 +71,17 @@ TEST_CASE("the native grammar takes paths, pipes, commas, //, arithmetic, compar
                            "true", "false", "null", "length", ".a | length", "floor", ".a / .b | floor",
                            "if .a then 1 else 2 end", "if .a then 1 elif .b then 2 else 3 end", "if .a then .b[] else 0 end",
                            "if .a == \"x\" then 0 else (.b // 1 | tonumber) end * 2", ".a==1 and .b!=2 or .c>=3",
-                           "1 + if .a then 1 else 2 end", ".then // .and", ".android"}) {
+                           "1 + if .a then 1 else 2 end", ".then // .and", ".android", ".spec.mpiReplicaSpecs | keys[]",
+                           ".a | .[keys[]] | .replicas // 1", ".[keys[]]", ".[keys[]].b", ".[keys[]][0]",
+                           "keys[]", "[keys[]] | max", ".keys"}) {
     CAPTURE(text);
     CHECK(NativeExpression::parse(text).has_value());
     CHECK_FALSE(karta::jq_compile_error(text).has_value());  // the grammar takes nothing jq refuses
   }
   // A list is native only as the whole of what `| max`, `| min` or `| add` reduces (no list is a value
   // here): `[.a] * 2` would reduce nothing, `.a, [.b] | max` reduces `.a, [.b]`.
-  for (const char* text : {".spec.mpiReplicaSpecs | keys[]", "$x", "[.a]", "[]", "[] | max",
+  for (const char* text : {"keys", "keys[]?", ".[keys[]]?", "keys[].a", "keys[][0]", ".a[keys[]]", ".[keys[]][keys[]]", ".[keys[] ]",
+                           ".[ keys[]]", ".a | keys", "$x", "[.a]", "[]", "[] | max",
                            "[.a] | length", "[.a] | max_by(.b)", "[.a] | maximum", "[.a] * 2", "[.a] // 1",
                            ".a, [.b] | max", ".a | [.b]", "[.a] | max(1)", "max", "[.a] | . | max",
                            // jq reads these as `[.a] | (max, 1)` and `[.a] | (max // 0)`: not a list reduced
@@ -252,6 +255,33 @@ TEST_CASE("comparisons, and, or, if, null, true, false, length, floor and / give
   }
 }
 
+TEST_CASE("keys[] and .[keys[]] give jq's outputs: keys sorted bytewise, members in their keys' order") {
+  const std::string document = R"({"spec":{"pytorchReplicaSpecs":{"Worker":{"replicas":4},"Master":{"replicas":1},
+      "a\"b":{"replicas":"2"},"\u00e9":{},"Z":{"replicas":0},"W":null},"list":[5,6,7],"empty":{},"none":null,"n":3,
+      "same":{"b":1,"a":2,"b":3}}})";
+  for (const char* expression : {".spec.pytorchReplicaSpecs | keys[]", ".spec.pytorchReplicaSpecs | .[keys[]] | .replicas // 1",
+                                 ".spec.pytorchReplicaSpecs | .[keys[]]", ".spec.list | keys[]", ".spec.list | .[keys[]]",
+                                 ".spec.empty | keys[]", ".spec.empty | .[keys[]]", ".spec | keys[]", "[.spec.list | keys[]] | max",
+                                 ".spec.pytorchReplicaSpecs | keys[] | . == \"Master\"", ".spec.same | keys[]",
+                                 ".spec.same | .[keys[]]", ".spec.same | .[]"}) {
+    const std::string text = expression;
+    CAPTURE(text);
+    auto outputs = native(expression, document);
+    REQUIRE(outputs.has_value());
+    CHECK(*outputs == jq(expression, document));
+  }
+  CHECK(native(".spec.pytorchReplicaSpecs | keys[]", document) ==
+        std::vector<json>{"Master", "W", "Worker", "Z", "a\"b", "\u00e9"});
+  CHECK(native(".spec.pytorchReplicaSpecs | .[keys[]] | .replicas // 1", document) ==
+        std::vector<json>{1, 1, 4, 0, "2", 1});
+  // keys of null, a number or a string are jq's errors (`.[keys[]]?` does not catch them: not native).
+  for (const char* expression : {".spec.none | keys[]", ".spec.n | keys[]", ".spec.none | .[keys[]]", ".spec.n | .[keys[]]"}) {
+    const std::string text = expression;
+    CAPTURE(text);
+    CHECK_FALSE(native(expression, document).has_value());
+  }
+}
+
 TEST_CASE("the admission of these built-in kinds runs no jq: every expression it evaluates is native") {
   // The structure group is what admission evaluates (pod templates, ids, replicas). A kind listed here
   // converts no object to jq's values: for a RayCluster of 50 groups that was 60% of its admission.
@@ -267,13 +297,14 @@ TEST_CASE("the admission of these built-in kinds runs no jq: every expression it
   CHECK(without_jq == std::set<std::string>{
       "/v1/Pod", "agents.x-k8s.io/v1beta1/Sandbox", "apps/v1/DaemonSet", "apps/v1/Deployment", "apps/v1/ReplicaSet",
       "apps/v1/StatefulSet", "apps.nvidia.com/v1alpha1/NIMService", "batch/v1/CronJob", "batch/v1/Job",
-      "jobset.x-k8s.io/v1alpha2/JobSet", "kubeflow.org/v2beta1/MPIJob", "leaderworkerset.x-k8s.io/v1/LeaderWorkerSet",
+      "jobset.x-k8s.io/v1alpha2/JobSet", "kubeflow.org/v1/MPIJob", "kubeflow.org/v1/PyTorchJob",
+      "kubeflow.org/v2beta1/MPIJob", "leaderworkerset.x-k8s.io/v1/LeaderWorkerSet",
       "milvus.io/v1beta1/Milvus", "nvidia.com/v1beta1/DynamoGraphDeployment", "ray.io/v1/RayCluster", "ray.io/v1/RayJob",
       "ray.io/v1/RayService", "serving.knative.dev/v1/Service", "serving.kserve.io/v1alpha1/LLMInferenceService",
       "serving.kserve.io/v1alpha2/LLMInferenceService", "serving.kserve.io/v1beta1/InferenceService"});
-  // What still needs jq: `keys`, `as` bindings, `select` and `any` (Dynamo v1alpha1, MPIJob v1,
-  // PyTorchJob, PodCliqueSet).
-  CHECK(without_jq.size() == test::builtin_catalog().definitions().size() - 4);
+  // What still needs jq: an object literal (Dynamo v1alpha1's `.spec.services // {} | keys[]`), and
+  // `as` bindings, `select` and `any` (PodCliqueSet).
+  CHECK(without_jq.size() == test::builtin_catalog().definitions().size() - 2);
 }
 
 TEST_CASE("where jq 1.6's answer could differ, native evaluation gives up and jq decides") {
