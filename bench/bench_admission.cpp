@@ -341,6 +341,10 @@ int main(int argc, char** argv) {
   add("handle/unknown_kind/catalog:500", five_hundred, unknown);
   add("handle/raycluster_50_groups/catalog:50", fifty, ray);
   add("handle/jobset_2.5MB/catalog:50", fifty, big)->Unit(benchmark::kMillisecond);
+  // Kinds whose admission ran jq until the native grammar read their expressions (tenth round).
+  for (const char* sample : {"leaderworkerset-1", "pytorchjob-1", "knativeservice-1", "milvus-1"}) {
+    add(std::string("handle/sample:") + sample + "/catalog:" + b, builtin, review_body(corpus_sample(sample)));
+  }
 
   // The per-admission info log line, written to a sink that discards it (formatting cost only).
   benchmark::RegisterBenchmark("handle/demo_jobset/catalog:50/info_log_to_null_sink", [fifty, demo](benchmark::State& s) {
