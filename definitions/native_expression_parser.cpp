@@ -120,32 +120,30 @@ class Parser {
     return left;
   }
 
-  NodePtr additive() {
-    NodePtr left = multiplicative();
-    while (left) {
-      if (eat_operator("+")) {
-        left = binary(Node::Kind::Add, left, multiplicative());
-      } else if (eat_operator("-")) {
-        left = binary(Node::Kind::Subtract, left, multiplicative());
-      } else {
+  // Left-associative operators of one level over `operand` (additive over multiplicative, ...).
+  template <std::size_t N>
+  NodePtr left_associative(NodePtr (Parser::*operand)(), const std::pair<std::string_view, Node::Kind> (&ops)[N]) {
+    NodePtr left = (this->*operand)();
+    for (bool more = true; left && more;) {
+      more = false;
+      for (const auto& [op, kind] : ops) {
+        if (!eat_operator(op)) continue;
+        left = binary(kind, left, (this->*operand)());
+        more = true;
         break;
       }
     }
     return left;
   }
 
+  NodePtr additive() {
+    static constexpr std::pair<std::string_view, Node::Kind> kOps[] = {{"+", Node::Kind::Add}, {"-", Node::Kind::Subtract}};
+    return left_associative(&Parser::multiplicative, kOps);
+  }
+
   NodePtr multiplicative() {
-    NodePtr left = primary();
-    while (left) {
-      if (eat_operator("*")) {
-        left = binary(Node::Kind::Multiply, left, primary());
-      } else if (eat_operator("/")) {
-        left = binary(Node::Kind::Divide, left, primary());
-      } else {
-        break;
-      }
-    }
-    return left;
+    static constexpr std::pair<std::string_view, Node::Kind> kOps[] = {{"*", Node::Kind::Multiply}, {"/", Node::Kind::Divide}};
+    return left_associative(&Parser::primary, kOps);
   }
 
   // A keyword or builtin's name, whole: `and` is not the start of `android`.

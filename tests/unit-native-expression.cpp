@@ -34,6 +34,17 @@ std::vector<json> jq(const std::string& expression, const std::string& document)
   return outcome.outputs;
 }
 
+// Each expression answered natively, with jq's outputs on `document`.
+void check_native_answers_as_jq(std::initializer_list<const char*> expressions, const std::string& document) {
+  for (const char* expression : expressions) {
+    const std::string text = expression;
+    CAPTURE(text);
+    auto outputs = native(expression, document);
+    REQUIRE(outputs.has_value());
+    CHECK(*outputs == jq(expression, document));
+  }
+}
+
 const char* const kJobSetReplicas =
     ".spec.replicatedJobs[] | (.replicas // 1 | tonumber) * (.template.spec.parallelism // 1 | tonumber)";
 // The built-in Knative Service's revision: its annotations are strings.
@@ -158,15 +169,11 @@ TEST_CASE("commas and lists reduced by max, min and add give jq's outputs") {
   CHECK(*native(kRayReplicas, ray) == jq(kRayReplicas, ray));
   CHECK(native(kRayReplicas, R"({"spec":{}})") == std::vector<json>{});  // `[]?` over nothing: no output
   const std::string document = R"({"a":[3,1,2,1.5],"b":[],"c":{"x":4,"y":-2},"d":7,"e":0.25})";
-  for (const char* expression : {"[.a[]] | max", "[.a[]] | min", "[.a[]] | add", "[.b[]] | max", "[.b[]] | min",
+  check_native_answers_as_jq({"[.a[]] | max", "[.a[]] | min", "[.a[]] | add", "[.b[]] | max", "[.b[]] | min",
                                  "[.b[]] | add", "[.c[]] | max", "[.c[]] | add", "[.d, .e, .a[0]] | max",
                                  "[.a[] | . * 2] | add", ".d, .e", ".a[], .d", "([.a[]] | max) * 2, .e // 1",
-                                 "[.d, .missing // 0] | min", "[.a[]] | add | . + 1", "[([.a[]] | max), .d] | min"}) {
-    CAPTURE(expression);
-    auto outputs = native(expression, document);
-    REQUIRE(outputs.has_value());
-    CHECK(*outputs == jq(expression, document));
-  }
+                              "[.d, .missing // 0] | min", "[.a[]] | add | . + 1", "[([.a[]] | max), .d] | min"},
+                             document);
   // jq orders and adds other kinds by rules of its own (null first, strings after numbers, arrays joined):
   // given up, and jq decides.
   const std::string mixed = R"({"a":[3,1],"c":{"x":4},"d":7,"n":null,"s":"x"})";
@@ -188,16 +195,11 @@ TEST_CASE("string literals and tonumber of a plain integer's digits give jq's ou
       "autoscaling.knative.dev/min-scale":7}}}}})") == std::vector<json>{7});  // a number, as written by hand
   const std::string document =
       R"({"a":"12","b":"-40","c":"0","d":"999999999999999","e":null,"f":"x","g":4,"h":"-999999999999999"})";
-  for (const char* expression : {"\"1\"", "\"1\" | tonumber", ".e // \"7\" | tonumber", ".a | tonumber", ".b | tonumber",
+  check_native_answers_as_jq({"\"1\"", "\"1\" | tonumber", ".e // \"7\" | tonumber", ".a | tonumber", ".b | tonumber",
                                  ".c | tonumber", ".d | tonumber", ".h | tonumber", "(.a | tonumber) * 2",
                                  "[.a, .b, .c | tonumber] | max", "[.a, .b | tonumber] | add", ".e // \"none\"",
                                  ".f // \"y\"", ".e // \"\"", "\"a\", \"b\"", "\"x+y=z\"",
-                                 ".g | tonumber", "\"-5\" | tonumber", ".e // .missing // \"10\" | tonumber"}) {
-    CAPTURE(expression);
-    auto outputs = native(expression, document);
-    REQUIRE(outputs.has_value());
-    CHECK(*outputs == jq(expression, document));
-  }
+                                 ".g | tonumber", "\"-5\" | tonumber", ".e // .missing // \"10\" | tonumber"}, document);
   CHECK(native(".a | tonumber", document) == std::vector<json>{12});
   CHECK(native(".e // \"none\"", document) == std::vector<json>{"none"});
   // A string is no number to arithmetic or to a reduction (jq repeats, joins or orders strings): given up.
@@ -259,17 +261,11 @@ TEST_CASE("keys[] and .[keys[]] give jq's outputs: keys sorted bytewise, members
   const std::string document = R"({"spec":{"pytorchReplicaSpecs":{"Worker":{"replicas":4},"Master":{"replicas":1},
       "a\"b":{"replicas":"2"},"\u00e9":{},"Z":{"replicas":0},"W":null},"list":[5,6,7],"empty":{},"none":null,"n":3,
       "same":{"b":1,"a":2,"b":3}}})";
-  for (const char* expression : {".spec.pytorchReplicaSpecs | keys[]", ".spec.pytorchReplicaSpecs | .[keys[]] | .replicas // 1",
+  check_native_answers_as_jq({".spec.pytorchReplicaSpecs | keys[]", ".spec.pytorchReplicaSpecs | .[keys[]] | .replicas // 1",
                                  ".spec.pytorchReplicaSpecs | .[keys[]]", ".spec.list | keys[]", ".spec.list | .[keys[]]",
                                  ".spec.empty | keys[]", ".spec.empty | .[keys[]]", ".spec | keys[]", "[.spec.list | keys[]] | max",
                                  ".spec.pytorchReplicaSpecs | keys[] | . == \"Master\"", ".spec.same | keys[]",
-                                 ".spec.same | .[keys[]]", ".spec.same | .[]"}) {
-    const std::string text = expression;
-    CAPTURE(text);
-    auto outputs = native(expression, document);
-    REQUIRE(outputs.has_value());
-    CHECK(*outputs == jq(expression, document));
-  }
+                                 ".spec.same | .[keys[]]", ".spec.same | .[]"}, document);
   CHECK(native(".spec.pytorchReplicaSpecs | keys[]", document) ==
         std::vector<json>{"Master", "W", "Worker", "Z", "a\"b", "\u00e9"});
   CHECK(native(".spec.pytorchReplicaSpecs | .[keys[]] | .replicas // 1", document) ==
