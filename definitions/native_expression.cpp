@@ -18,16 +18,23 @@ namespace {
 using Node = NativeExpression::Node;
 using NodePtr = std::shared_ptr<const Node>;
 
-// A value met while evaluating: a place in the object, a computed number, a string literal of the
-// expression, or null (a missing member).
+// A value met while evaluating: a place in the object, a computed number or boolean, a string (a
+// literal of the expression or a key of the object), or null (a missing member).
 struct Value {
   enum class Kind { Element, Number, String, Bool, Null } kind = Kind::Null;
   JsonElement element;
   union {
     double number = 0;
     const std::string_view* text;  // String: a literal (its node's view) or a key (the evaluator's)
-    bool flag;                // Bool
+    bool flag;                     // Bool
   };
+
+  static Value of_text(const std::string_view* text) {
+    Value v;
+    v.kind = Kind::String;
+    v.text = text;
+    return v;
+  }
 
   static Value of_bool(bool b) {
     Value v;
@@ -52,6 +59,13 @@ Value element_value(JsonElement element) {
   v.kind = Value::Kind::Element;
   v.element = element;
   return v;
+}
+
+// A list's or an object's size; nullopt where simdjson stops counting (0xFFFFFF), and jq must count.
+std::optional<std::size_t> counted_size(JsonElement element) {
+  const std::size_t size = element.is_array() ? array_of(element).size() : object_of(element).size();
+  if (size >= 0xFFFFFF) return std::nullopt;
+  return size;
 }
 
 std::optional<double> number_of(const Value& v) {
@@ -253,9 +267,7 @@ class Evaluator {
         result = Value::of_number(node.number);
         return true;
       case Node::Kind::String:
-        result = Value{};
-        result.kind = Value::Kind::String;
-        result.text = &node.view;
+        result = Value::of_text(&node.view);
         return true;
       case Node::Kind::Literal:
         result = node.literal == 0 ? Value{} : Value::of_bool(node.literal == 2);
@@ -383,10 +395,9 @@ class Evaluator {
       case JqKind::Number: result = Value::of_number(std::fabs(*number_of(v))); return true;
       case JqKind::Array:
       case JqKind::Object: {
-        // simdjson counts up to 0xFFFFFF and stays there: a size that large is counted by jq.
-        const std::size_t size = v.element.is_array() ? array_of(v.element).size() : object_of(v.element).size();
-        if (size >= 0xFFFFFF) return false;
-        result = Value::of_number(double(size));
+        auto size = counted_size(v.element);
+        if (!size) return false;
+        result = Value::of_number(double(*size));
         return true;
       }
       default:
@@ -430,18 +441,13 @@ class Evaluator {
   bool keys(const Value& input, Stream& out) {
     if (input.kind != Value::Kind::Element) return false;
     if (input.element.is_array()) {
-      const std::size_t size = array_of(input.element).size();
-      if (size >= 0xFFFFFF || out.size() + size > max_) return false;  // simdjson stops counting there
-      for (std::size_t i = 0; i < size; ++i) out.push_back(Value::of_number(double(i)));
+      auto size = counted_size(input.element);
+      if (!size || out.size() + *size > max_) return false;
+      for (std::size_t i = 0; i < *size; ++i) out.push_back(Value::of_number(double(i)));
       return true;
     }
     if (!input.element.is_object()) return false;
-    for (const auto& [key, item] : sorted_members(input.element)) {
-      Value v;
-      v.kind = Value::Kind::String;
-      v.text = &keys_.emplace_front(key);
-      out.push_back(v);
-    }
+    for (const auto& [key, item] : sorted_members(input.element)) out.push_back(Value::of_text(&keys_.emplace_front(key)));
     return out.size() <= max_;
   }
 

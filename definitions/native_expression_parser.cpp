@@ -66,12 +66,10 @@ class Parser {
   NodePtr reduced(NodePtr node) {
     if (!node || node->kind != Node::Kind::Collect) return node;
     if (!eat_operator("|")) return nullptr;
-    skip();
     static constexpr std::pair<std::string_view, Node::Reducer> kReducers[] = {
         {"max", Node::Reducer::Max}, {"min", Node::Reducer::Min}, {"add", Node::Reducer::Sum}};
     for (const auto& [name, reducer] : kReducers) {
-      if (text_.substr(pos_, name.size()) != name || identifier_char(peek(name.size()))) continue;
-      pos_ += name.size();
+      if (!eat_keyword(name)) continue;
       auto reduce = std::make_shared<Node>();
       reduce->kind = Node::Kind::Reduce;
       reduce->reducer = reducer;
@@ -221,8 +219,9 @@ class Parser {
     if (c == '.') return path();
     if (eat_keyword("tonumber")) return leaf(Node::Kind::ToNumber);
     if (eat_keyword("length")) return leaf(Node::Kind::Length);
-    if (text_.substr(pos_, 6) == "keys[]" && peek(6) != '?' && peek(6) != '.' && peek(6) != '[') {
-      // `keys` alone is a list, no value here; `keys[]?` would also catch keys' own error.
+    if (text_.substr(pos_, 6) == "keys[]" && peek(6) != '?') {
+      // `keys` alone is a list, no value here; `keys[]?` would also catch keys' own error. A path after
+      // `keys[]` is no operator, so the expression is refused.
       pos_ += 6;
       auto node = leaf(Node::Kind::Keys);
       node->single = false;
