@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstring>
 #include <cstdint>
 
 namespace karta {
@@ -37,7 +38,6 @@ JsonPatchBuilder::JsonPatchBuilder(JsonElement original)
       created_(arena_.resource()),
       created_roots_(arena_.resource()),
       added_(arena_.resource()),
-      path_buffer_(arena_.resource()),
       last_found_text_(arena_.resource()),
       remembered_text_(arena_.resource()) {
   operations_.reserve(16);
@@ -137,8 +137,31 @@ void JsonPatchBuilder::add_operation(std::string_view path, Node* value, const j
 }
 
 void JsonPatchBuilder::push_operation(std::string_view kept_path, Node* value, const json* borrowed) {
-  operations_.push_back({kept_path, value, borrowed, {}});
+  operations_.push_back({kept_path, value, borrowed, {}, {}});
   text_size_hint_ += 32 + kept_path.size() + 8;
+}
+
+std::string_view JsonPatchBuilder::member_path(std::string_view map, std::string_view key) {
+  std::size_t specials = 0;
+  for (char c : key) specials += static_cast<std::size_t>(c == '/' || c == '~');
+  const std::size_t size = map.size() + 1 + key.size() + specials;
+  char* out = static_cast<char*>(arena_.resource()->allocate(size, 1));
+  std::memcpy(out, map.data(), map.size());
+  char* p = out + map.size();
+  *p++ = '/';
+  if (specials == 0) {
+    std::memcpy(p, key.data(), key.size());
+  } else {
+    for (char c : key) {
+      if (c == '/' || c == '~') {
+        *p++ = '~';
+        *p++ = c == '/' ? '1' : '0';
+      } else {
+        *p++ = c;
+      }
+    }
+  }
+  return {out, size};
 }
 
 PatchChange JsonPatchBuilder::blocked(std::string reason) {
@@ -202,16 +225,16 @@ JsonPatchBuilder::Place JsonPatchBuilder::find_container(const Pointer& pointer,
   const bool maybe_created = std::any_of(created_roots_.begin(), created_roots_.end(),
                                          [&](std::string_view root) { return at_or_under(pointer.text, root); });
   if (maybe_created) {  // most often a map this patch creates, asked for again: found without splitting
-    if (auto it = created_.find(pointer.text); it != created_.end()) {
-      place.created = it->second;
+    if (Node** found = created_.find(pointer.text)) {
+      place.created = *found;
       return place;
     }
   }
   for (std::size_t length = maybe_created ? pointer.tokens().size() : 0; length >= 1; --length) {
     const auto& tokens = pointer.tokens();
-    auto it = created_.find(pointer.prefix(length));
-    if (it == created_.end()) continue;
-    Node* node = it->second;
+    Node** found = created_.find(pointer.prefix(length));
+    if (found == nullptr) continue;
+    Node* node = *found;
     for (std::size_t i = length; i < tokens.size(); ++i) {
       if (node->kind != Node::Kind::Object) {
         place.blocked = true;
@@ -220,8 +243,8 @@ JsonPatchBuilder::Place JsonPatchBuilder::find_container(const Pointer& pointer,
       }
       bool last = i + 1 == tokens.size();
       TokenKey key(tokens[i]);
-      if (Node** found = find_member(*node, key.view())) {
-        node = *found;
+      if (Node** member = find_member(*node, key.view())) {
+        node = *member;
       } else {
         Node* made = make(last && leaf_is_array ? Node::Kind::Array : Node::Kind::Object);
         put_member(*node, key.view(), made);
@@ -341,15 +364,14 @@ PatchChange JsonPatchBuilder::set_member_value(const JsonPointer& map, std::stri
     if (!container.is_object()) {
       return blocked(std::string(pointer.text) + " is " + described(container) + ", not an object");
     }
-    // The operation's path, in a buffer kept across calls: copied only when an operation is added.
-    std::pmr::string& path = path_buffer_;
-    path.assign(pointer.text).append("/");
-    append_escaped_pointer_token(path, key);
-    if (auto again = added_.find(path); again != added_.end()) {
-      Operation& op = operations_[again->second];
-      if (same(*op.value, value)) return PatchChange::Unchanged;
+    // The operation's path, written once into the arena (left there unused when no operation is added).
+    const std::string_view path = member_path(pointer.text, key);
+    const std::size_t hash = PathTable<std::size_t>::hash_of(path);
+    if (const std::size_t* again = added_.find(path, hash)) {
+      Operation& op = operations_[*again];
+      if (same(op, value)) return PatchChange::Unchanged;
       if (!overwrite) return PatchChange::Kept;
-      op.value = node_for(value);
+      set_value(op, value);
       return PatchChange::Replaced;
     }
     auto found = member(container, key);
@@ -359,9 +381,10 @@ PatchChange JsonPatchBuilder::set_member_value(const JsonPointer& map, std::stri
       if (!overwrite) return PatchChange::Kept;
       change = PatchChange::Replaced;  // "add" on an existing member replaces it (RFC 6902 4.1)
     }
-    add_operation(path, node_for(value));
+    push_operation(path, nullptr, nullptr);
+    set_value(operations_.back(), value);
     text_size_hint_ += value_size_hint(value);
-    added_.emplace(operations_.back().path, operations_.size() - 1);
+    added_.emplace(path, hash, operations_.size() - 1);
     return change;
   }
   // Missing from tokens[missing_from] on: one add creates the first missing map with everything below.
@@ -416,12 +439,11 @@ PatchChange JsonPatchBuilder::append_unique(const JsonPointer& array, const json
     JsonElement container = *place.original;
     if (!container.is_array()) return blocked(std::string(pointer.text) + " is " + described(container) + ", not a list");
     if (contains_equal(container, value)) return PatchChange::Unchanged;
-    std::pmr::string& path = path_buffer_;
-    path.assign(pointer.text).append("/-");
+    const std::string_view path = member_path(pointer.text, "-");
     for (const auto& op : operations_) {
       if (op.path == path && op.value != nullptr && same(*op.value, value)) return PatchChange::Unchanged;
     }
-    add_operation(path, node_of(value));
+    push_operation(path, node_of(value), nullptr);
     text_size_hint_ += 64;
     return PatchChange::Added;
   }

@@ -9,8 +9,8 @@
 // value of a json costs two allocations, a map one per member. patch() writes the tree as the JSON text
 // nlohmann::json would write for it, byte for byte (members in key order).
 
+#include <cstdint>
 #include <forward_list>
-#include <map>
 #include <memory>
 #include <memory_resource>
 #include <optional>
@@ -24,6 +24,7 @@
 #include "json/json_document.h"
 #include "json/request_arena.h"
 #include "mutate/json_patch.h"
+#include "mutate/path_table.h"
 
 namespace karta {
 
@@ -100,7 +101,9 @@ class JsonPatchBuilder {
   struct Operation {
     std::string_view path;           // escaped, in the arena
     Node* value = nullptr;           // in the arena,
-    const json* borrowed = nullptr;  // or, when set, this value of the caller's, written as it is
+    const json* borrowed = nullptr;  // or, when set, this value of the caller's, written as it is,
+    std::string_view text;           // or, when neither is set, this string (unescaped, in the arena): a
+                                     // member set in a map of the original costs no node
     std::string_view borrowed_text;  // the borrowed value's text, when the caller gave it
   };
 
@@ -109,6 +112,19 @@ class JsonPatchBuilder {
   Node* node_of(const json& value);  // a deep copy into the arena
   static bool same(const Node& node, const json& value);
   static bool same(const Node& node, std::string_view text) { return node.kind == Node::Kind::String && node.text == text; }
+  // An operation's value (not a borrowed one) against a given one, and set to one: a string is kept as
+  // the operation's text.
+  static bool same(const Operation& op, std::string_view text) {
+    return op.value == nullptr ? op.text == text : same(*op.value, text);
+  }
+  static bool same(const Operation& op, const json& value) {
+    return op.value == nullptr ? value.is_string() && op.text == value.get_ref<const std::string&>() : same(*op.value, value);
+  }
+  void set_value(Operation& op, std::string_view text) {
+    op.value = nullptr;
+    op.text = arena_.keep(text);
+  }
+  void set_value(Operation& op, const json& value) { op.value = node_of(value); }
   static Node** find_member(Node& object, std::string_view key);
   void put_member(Node& object, std::string_view key, Node* value);  // adds or replaces
   static void write(std::string& out, const Node& node);
@@ -156,30 +172,24 @@ class JsonPatchBuilder {
   // a list).
   void add_created(const Pointer& pointer, const Place& place, Node* leaf);
   PatchChange blocked(std::string reason);
+  // `map`/`key` (a key unescaped) as an operation's path, written once into the arena.
+  std::string_view member_path(std::string_view map, std::string_view key);
 
   RequestArena arena_;
   std::shared_ptr<const JsonDocument> owned_;  // when built from a json
   JsonElement original_;
   std::pmr::vector<Operation> operations_;
-  // Orders paths by length first: the paths it compares share long prefixes (a template's), which a
-  // compare from the start would read through every time. Only exact lookups use the order.
-  struct ShorterFirst {
-    bool operator()(std::string_view a, std::string_view b) const {
-      return a.size() != b.size() ? a.size() < b.size() : a.compare(b) < 0;
-    }
-  };
   // Containers created by this patch, by pointer; operations on members of the original's maps, by path
   // (their index in operations_).
-  std::pmr::map<std::string_view, Node*, ShorterFirst> created_;
+  PathTable<Node*> created_;
   // The paths of the operations that create containers: every key of created_ is at or under one of them,
   // so a pointer under none of them is looked up in the original without trying created_.
   std::pmr::vector<std::string_view> created_roots_;
-  std::pmr::map<std::string_view, std::size_t, ShorterFirst> added_;
+  PathTable<std::size_t> added_;
   std::forward_list<json> scalars_;  // the numbers, booleans and nulls given as json (not on the admission path)
   std::string blocked_reason_;
   std::size_t borrowed_ = 0;               // operations holding a borrowed value
   std::size_t text_size_hint_ = 2;         // about the length of the patch text
-  std::pmr::string path_buffer_;           // set_member's operation path, before it is kept
   std::pmr::string last_found_text_;       // the pointer last found in original_,
   std::optional<JsonElement> last_found_;  // and what it found
   std::pmr::string remembered_text_;       // remember(): the pointer,

@@ -49,8 +49,10 @@ void JsonPatchBuilder::write_patch(std::string& out) const {
       out.append(op.borrowed_text);  // the caller's text of it (the policy's tolerations, written when read)
     } else if (op.borrowed != nullptr) {
       append_json(out, *op.borrowed);
-    } else {
+    } else if (op.value != nullptr) {
       write(out, *op.value);
+    } else {
+      append_json_string(out, op.text);
     }
     out += '}';
   }

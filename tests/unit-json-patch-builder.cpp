@@ -288,4 +288,30 @@ TEST_CASE("set_member with the map it reaches: the map is not walked again, and 
   }
 }
 
+TEST_CASE("members set again are found among many operations: past the growth of the builder's table of paths") {
+  // 40 maps of the original, each given a member (more operations than the table of paths first holds),
+  // then each member set again: the same value is unchanged, another kept or, with overwrite, replaced in
+  // its operation; none is added twice. Keys with '/' and '~' are escaped in the paths.
+  json object = json::parse(R"({"spec":{"groups":[]}})");
+  for (int i = 0; i < 40; ++i) object["spec"]["groups"].push_back(json::parse(R"({"labels":{}})"));
+  JsonPatchBuilder patch(object);
+  auto labels = [](int i) { return ptr("/spec/groups/" + std::to_string(i) + "/labels"); };
+  json expected = json::array();
+  for (int i = 0; i < 40; ++i) {
+    CHECK(patch.set_member(labels(i), "a/b~c", "v" + std::to_string(i), false) == PatchChange::Added);
+  }
+  for (int i = 0; i < 40; ++i) {
+    CAPTURE(i);
+    const std::string same = "v" + std::to_string(i);
+    CHECK(patch.set_member(labels(i), "a/b~c", same, false) == PatchChange::Unchanged);
+    CHECK(patch.set_member(labels(i), "a/b~c", "other", false) == PatchChange::Kept);
+    if (i % 2 == 0) CHECK(patch.set_member(labels(i), "a/b~c", "w" + std::to_string(i), true) == PatchChange::Replaced);
+    expected.push_back({{"op", "add"},
+                        {"path", "/spec/groups/" + std::to_string(i) + "/labels/a~1b~0c"},
+                        {"value", (i % 2 == 0 ? "w" : "v") + std::to_string(i)}});
+  }
+  CHECK(patch.size() == 40);
+  CHECK(patch.operations() == expected);
+}
+
 }  // namespace unit_json_patch_builder
