@@ -1,6 +1,7 @@
 #include "definitions/compiled_definition.h"
 
 #include <charconv>
+#include <stdexcept>
 
 namespace karta {
 namespace {
@@ -189,7 +190,17 @@ std::shared_ptr<const CompiledDefinition> CompiledDefinition::compile(KartaDefin
 DefinitionEvaluation::DefinitionEvaluation(const CompiledDefinition& definition, JsonElement object)
     : definition_(definition), object_(object), outcomes_(definition.expressions().size()) {}
 
-DefinitionEvaluation::~DefinitionEvaluation() = default;
+DefinitionEvaluation::~DefinitionEvaluation() {
+  for (std::size_t i = 0; i < in_place_used_; ++i) in_place_[i].outcome.~ExpressionOutcome();
+}
+
+ExpressionOutcome& DefinitionEvaluation::keep(ExpressionId id, ExpressionOutcome&& outcome) {
+  ExpressionOutcome* kept = in_place_used_ < kOutcomesInPlace
+                                ? new (&in_place_[in_place_used_++].outcome) ExpressionOutcome(std::move(outcome))
+                                : &more_.emplace_front(std::move(outcome));
+  outcomes_[id].outcome = kept;
+  return *kept;
+}
 
 const ExpressionOutcome& DefinitionEvaluation::outcome(ExpressionId id) {
   const ExpressionOutcome& outcome = places_of(id);
@@ -203,8 +214,8 @@ const ExpressionOutcome& DefinitionEvaluation::outcome(ExpressionId id) {
 }
 
 const ExpressionOutcome& DefinitionEvaluation::places_of(ExpressionId id) {
-  auto& slot = outcomes_.at(id).outcome;
-  if (slot) return *slot;
+  if (id >= outcomes_.size()) throw std::out_of_range("DefinitionEvaluation: no expression " + std::to_string(id));
+  if (const ExpressionOutcome* kept = outcomes_[id].outcome) return *kept;
   const CompiledExpression& e = definition_.expressions()[id];
   if (e.simple) {
     ExpressionOutcome outcome;
@@ -219,17 +230,15 @@ const ExpressionOutcome& DefinitionEvaluation::places_of(ExpressionId id) {
       outcome.places.push_back(match.value);
     }
     outcomes_[id].values_pending = !path_mode;
-    slot = std::move(outcome);
-    return *slot;
+    return keep(id, std::move(outcome));
   }
   if (e.native) {
     if (auto values = e.native->evaluate(object_, kMaxExpressionOutputs)) {
-      slot = ExpressionOutcome{{}, {}, std::move(*values), std::nullopt, false};
-      return *slot;
+      return keep(id, ExpressionOutcome{{}, {}, std::move(*values), std::nullopt, false});
     }
   }
   run_bundle(e.group);
-  return *slot;
+  return *outcomes_[id].outcome;
 }
 
 void DefinitionEvaluation::run_bundle(ExpressionGroup group) {
@@ -268,7 +277,7 @@ void DefinitionEvaluation::run_bundle(ExpressionGroup group) {
         }
       }
     }
-    outcomes_[id].outcome = std::move(outcome);
+    keep(id, std::move(outcome));
   }
 }
 

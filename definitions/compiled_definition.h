@@ -6,12 +6,15 @@
 // and none when every expression it needs is native.
 
 #include <array>
+#include <forward_list>
 #include <limits>
 #include <memory>
 #include <optional>
 #include <set>
 #include <string>
 #include <vector>
+
+#include <boost/container/small_vector.hpp>
 
 #include "definitions/jq_program.h"
 #include "definitions/karta_definition.h"
@@ -162,13 +165,29 @@ class DefinitionEvaluation {
  private:
   void run_bundle(ExpressionGroup group);
 
+  // `outcome` kept where slots point, and the slot of `id` pointed at it.
+  ExpressionOutcome& keep(ExpressionId id, ExpressionOutcome&& outcome);
+
   const CompiledDefinition& definition_;
   JsonElement object_;
   struct Slot {
-    std::optional<ExpressionOutcome> outcome;
-    bool values_pending = false;  // a simple path's Value-mode outcome whose values are not filled yet
+    ExpressionOutcome* outcome = nullptr;  // not evaluated yet: null
+    bool values_pending = false;           // a simple path's Value-mode outcome whose values are not filled yet
   };
-  std::vector<Slot> outcomes_;  // by id
+  // By id. A slot points at its outcome, so that making the slots (a definition has some twenty
+  // expressions, an admission evaluates three or four) writes a few bytes each: slots holding outcomes
+  // were cleared 136 bytes each, 2% of the demo JobSet's admission (bench/README.md, issue 24).
+  boost::container::small_vector<Slot, 32> outcomes_;
+  // The outcomes: the first few in place, the rest in a list (neither moves what it holds).
+  static constexpr std::size_t kOutcomesInPlace = 6;
+  union OutcomeStorage {
+    OutcomeStorage() {}
+    ~OutcomeStorage() {}
+    ExpressionOutcome outcome;
+  };
+  std::array<OutcomeStorage, kOutcomesInPlace> in_place_;
+  std::size_t in_place_used_ = 0;
+  std::forward_list<ExpressionOutcome> more_;
   std::unique_ptr<JqInput> jq_input_;
 };
 

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <functional>
 #include <set>
 #include <string_view>
 
@@ -263,8 +262,8 @@ WorkloadLayout locate_pod_templates(DefinitionEvaluation& evaluation) {
     for (std::size_t i = 0; i < count; ++i) {
       PodTemplateLocation& t = instance(i);
       if (t.kind == SpecKind::None) continue;
-      const std::hash<std::string_view> hash;
-      const std::size_t key = hash(t.location.text()) * 31 + (t.labels ? hash(t.labels->text()) : 0);
+      const std::size_t key =
+          hash_pointer_text(t.location.text()) * 31 + (t.labels ? hash_pointer_text(t.labels->text()) : 0);
       bool seen = false;
       for (std::size_t k = 0; k < kept_hashes.size() && !seen; ++k) {
         seen = kept_hashes[k] == key && same_place(layout.templates[k], t);

@@ -11,6 +11,8 @@
 // allocation (bench/README.md, issue 24).
 
 #include <cstddef>
+#include <cstdint>
+#include <cstring>
 #include <memory_resource>
 #include <string>
 #include <string_view>
@@ -24,6 +26,31 @@ namespace karta {
 // Whether the escaped pointer `pointer` is `prefix` or lies under it ("/a/b" is under "/a", "/ab" is not).
 inline bool at_or_under(std::string_view pointer, std::string_view prefix) {
   return pointer.starts_with(prefix) && (pointer.size() == prefix.size() || pointer[prefix.size()] == '/');
+}
+
+// A hash of an escaped pointer's text, for tables of pointers: inline, eight bytes at a time (a pointer
+// to a pod template's labels is some sixty bytes; std::hash's out-of-line call was 2.7% of the demo
+// JobSet's admission, bench/README.md, issue 24). Not for untrusted keys an attacker could collide: the
+// tables it serves hold the patch's own paths.
+inline std::size_t hash_pointer_text(std::string_view text) {
+  std::uint64_t h = 0x9E3779B97F4A7C15ull ^ text.size();
+  const char* p = text.data();
+  std::size_t n = text.size();
+  auto mix = [&h](std::uint64_t word) {
+    h = (h ^ word) * 0xBF58476D1CE4E5B9ull;
+    h ^= h >> 31;
+  };
+  for (; n >= 8; p += 8, n -= 8) {
+    std::uint64_t word;
+    std::memcpy(&word, p, 8);
+    mix(word);
+  }
+  if (n != 0) {
+    std::uint64_t word = 0;
+    std::memcpy(&word, p, n);
+    mix(word);
+  }
+  return static_cast<std::size_t>(h ^ (h >> 29));
 }
 
 // Calls visit(escaped_token) for each reference token of an escaped pointer's text (empty, or starting

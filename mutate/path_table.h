@@ -10,11 +10,12 @@
 // JobSet, the admission took 5.5 us instead of 6.0 (bench/README.md, issue 24).
 
 #include <cstdint>
-#include <functional>
 #include <memory_resource>
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include "json/json_pointer.h"
 
 namespace karta {
 
@@ -40,7 +41,7 @@ class PathTable {
   }
   std::size_t size() const { return entries_.size(); }
 
-  static std::size_t hash_of(std::string_view path) { return std::hash<std::string_view>()(path); }
+  static std::size_t hash_of(std::string_view path) { return hash_pointer_text(path); }
 
  private:
   static constexpr std::size_t kFirstSlots = 32;  // a power of two
