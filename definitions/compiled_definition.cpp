@@ -220,15 +220,8 @@ const ExpressionOutcome& DefinitionEvaluation::places_of(ExpressionId id) {
   if (e.simple) {
     ExpressionOutcome outcome;
     const bool path_mode = e.mode == ExpressionMode::Path;
-    auto result = e.simple->evaluate(object_, kMaxExpressionOutputs, path_mode);
-    outcome.error = std::move(result.error);
-    outcome.capped = result.capped;
-    if (path_mode) outcome.pointers.reserve(result.matches.size());
-    outcome.places.reserve(result.matches.size());
-    for (auto& match : result.matches) {
-      if (path_mode) outcome.pointers.push_back(std::move(match.pointer));
-      outcome.places.push_back(match.value);
-    }
+    outcome.error = e.simple->evaluate_into(object_, kMaxExpressionOutputs, path_mode ? &outcome.pointers : nullptr,
+                                            outcome.places, outcome.capped);
     outcomes_[id].values_pending = !path_mode;
     return keep(id, std::move(outcome));
   }

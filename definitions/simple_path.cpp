@@ -4,6 +4,7 @@
 
 #include "json/documents.h"
 
+#include <algorithm>
 #include <cctype>
 
 namespace karta {
@@ -122,6 +123,23 @@ std::optional<SimplePath> SimplePath::parse(std::string_view text) {
 
 SimplePath::Result SimplePath::evaluate(JsonElement document, std::size_t max_outputs, bool pointers) const {
   Result result;
+  std::vector<JsonPointer> found;
+  std::vector<std::optional<JsonElement>> places;
+  result.error = evaluate_into(document, max_outputs, pointers ? &found : nullptr, places, result.capped);
+  result.matches.reserve(places.size());
+  for (std::size_t i = 0; i < places.size(); ++i) {
+    result.matches.push_back({pointers ? std::move(found[i]) : JsonPointer(), places[i]});
+  }
+  return result;
+}
+
+std::optional<std::string> SimplePath::evaluate_into(JsonElement document, std::size_t max_outputs,
+                                                     std::vector<JsonPointer>* pointers,
+                                                     std::vector<std::optional<JsonElement>>& places,
+                                                     bool& capped) const {
+  std::optional<std::string> error;  // what ended the stream
+  capped = false;
+  const std::size_t first = places.size();
   // Depth first, in jq's output order, with one pointer that is extended as the walk goes down and cut
   // back to where a list's (or map's) element starts: a place is copied only when it is a match. Each
   // `[]` being iterated is a level; fields and indexes between them are walked in place.
@@ -148,7 +166,7 @@ SimplePath::Result SimplePath::evaluate(JsonElement document, std::size_t max_ou
         } else if (value->is_object()) {
           value = member(*value, field->name);
         } else {
-          result.error = std::string("Cannot index ") + type_name(*value) + " with string \"" + field->name + "\"";
+          error = std::string("Cannot index ") + type_name(*value) + " with string \"" + field->name + "\"";
           return false;
         }
         if (pointers) pointer.append_escaped(escaped_[step]);
@@ -159,7 +177,7 @@ SimplePath::Result SimplePath::evaluate(JsonElement document, std::size_t max_ou
           auto item = array_of(*value).at(index->index);
           value = item.error() ? std::nullopt : std::optional<JsonElement>(item.value_unsafe());
         } else {
-          result.error = std::string("Cannot index ") + type_name(*value) + " with number";
+          error = std::string("Cannot index ") + type_name(*value) + " with number";
           return false;
         }
         if (pointers) pointer /= index->index;
@@ -167,7 +185,7 @@ SimplePath::Result SimplePath::evaluate(JsonElement document, std::size_t max_ou
         const bool iterable = !null && (value->is_array() || value->is_object());
         if (!iterable) {
           if (std::get<Iterate>(s).optional) return true;
-          result.error = !value ? std::string("Cannot iterate over null (null)")
+          error = !value ? std::string("Cannot iterate over null (null)")
                                 : std::string("Cannot iterate over ") + type_name(*value);
           return false;
         }
@@ -185,16 +203,21 @@ SimplePath::Result SimplePath::evaluate(JsonElement document, std::size_t max_ou
         return true;
       }
     }
-    if (result.matches.size() >= max_outputs) {
-      result.capped = true;
+    if (places.size() - first >= max_outputs) {
+      capped = true;
       return false;
     }
-    if (result.matches.empty()) result.matches.reserve(8);  // one allocation for the usual few matches
-    result.matches.push_back({pointers ? pointer : JsonPointer(), value});
+    if (places.size() == places.capacity()) {  // one allocation for the usual few matches, then doubling
+      const std::size_t room = std::max<std::size_t>(8, 2 * places.capacity());
+      places.reserve(room);
+      if (pointers) pointers->reserve(room);
+    }
+    places.push_back(value);
+    if (pointers) pointers->push_back(pointer);
     return true;
   };
 
-  if (!walk(document, 0)) return result;
+  if (!walk(document, 0)) return error;
   while (!levels.empty()) {
     Level& level = levels.back();
     JsonElement element;
@@ -222,9 +245,9 @@ SimplePath::Result SimplePath::evaluate(JsonElement document, std::size_t max_ou
     }
     ++level.index;
     // `level` may move when walk() adds one: nothing of it is used past this call.
-    if (!walk(element, level.step + 1)) return result;
+    if (!walk(element, level.step + 1)) return error;
   }
-  return result;
+  return std::nullopt;
 }
 
 }  // namespace karta

@@ -55,6 +55,12 @@ class SimplePath {
   // Every place the path reaches in `document`, as jq's path(EXPR) would list it. Without `pointers`,
   // only the values: each match's pointer is left empty (an expression read for its values).
   Result evaluate(JsonElement document, std::size_t max_outputs, bool pointers = true) const;
+  // The same, each match appended to `places` (what it reaches) and, when `pointers` is given, to
+  // `pointers` (where it is): a definition's evaluation keeps its outcome in these without a copy.
+  // Returns the error that ended the stream, if any; `capped` says whether outputs were cut at max_outputs.
+  std::optional<std::string> evaluate_into(JsonElement document, std::size_t max_outputs,
+                                           std::vector<JsonPointer>* pointers,
+                                           std::vector<std::optional<JsonElement>>& places, bool& capped) const;
 
   const std::vector<Step>& steps() const { return steps_; }
 
