@@ -216,7 +216,8 @@ TEST_CASE("The Dockerfile has a Debian 12 build stage and a Debian 12 slim runti
 TEST_CASE("The build stage installs exactly the build dependencies without recommends") {
   const std::multiset<std::string> expected{"cmake",           "g++",          "make",           "libboost-dev",
                                             "libssl-dev",      "nlohmann-json3-dev", "libsimdjson-dev", "libjemalloc-dev", "libyaml-cpp-dev", "libjq-dev",
-                                            "libonig-dev",     "libre2-dev",    "libspdlog-dev", "libcli11-dev",  "doctest-dev"};
+                                            "libonig-dev",     "libre2-dev",    "libspdlog-dev", "libcli11-dev",  "doctest-dev",
+                                            "libbenchmark-dev"};  // bench_admission: the profile's training run
   CHECK(apt_installed(build_stage()) == expected);
   const std::string runs = all_run_text(build_stage());
   CHECK(runs.find("apt-get update") != std::string::npos);
@@ -224,18 +225,27 @@ TEST_CASE("The build stage installs exactly the build dependencies without recom
   CHECK(runs.find("rm -rf /var/lib/apt/lists/*") != std::string::npos);
 }
 
-TEST_CASE("The build stage builds the release binary without tests from the whole source tree") {
+TEST_CASE("The build stage builds the release binary without tests from the whole source tree, optimized from a profile") {
   CHECK(single(build_stage(), "WORKDIR") == "/src");
   CHECK(single(build_stage(), "COPY") == ". .");
   const std::string runs = all_run_text(build_stage());
-  CHECK(runs.find("cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DKARTA_BUILD_TESTS=OFF") != std::string::npos);
-  CHECK(runs.find("-DKARTA_BUILD_BENCHMARKS=OFF") != std::string::npos);
-  CHECK(runs.find("cmake --build build -j2") != std::string::npos);
-  // The options the Dockerfile turns off are the project's own.
+  CHECK(runs.find("KARTA_CMAKE_ARGS=-DKARTA_BUILD_TESTS=OFF scripts/build-release.sh build") != std::string::npos);
+  CHECK(runs.find("strip build/karta-webhook") != std::string::npos);
+  // The script builds Release in three steps: instrumented, the training run, optimized from its profile.
+  const std::string script = read_text(dockerfile_source_dir / "scripts/build-release.sh");
+  CHECK(script.find("-DCMAKE_BUILD_TYPE=Release \"${extra[@]}\"") != std::string::npos);
+  CHECK(script.find("configure -DKARTA_PGO=generate") != std::string::npos);
+  CHECK(script.find("\"$dir/bench/bench_admission\" --benchmark_filter='^handle/'") != std::string::npos);
+  CHECK(script.find("configure -DKARTA_PGO=use") != std::string::npos);
+  CHECK(script.find("--target karta-webhook") != std::string::npos);
+  // The options it sets are the project's own, and the training's inputs are in the build context
+  // (.dockerignore leaves tests/corpus in).
   const std::string cmake_lists = read_text(dockerfile_source_dir / "CMakeLists.txt");
   CHECK(cmake_lists.find("option(KARTA_BUILD_TESTS") != std::string::npos);
   CHECK(cmake_lists.find("option(KARTA_BUILD_BENCHMARKS") != std::string::npos);
+  CHECK(cmake_lists.find("set(KARTA_PGO \"\" CACHE STRING") != std::string::npos);
   CHECK(cmake_lists.find("add_executable(karta-webhook") != std::string::npos);
+  CHECK(read_text(dockerfile_source_dir / ".dockerignore").find("tests") == std::string::npos);
 }
 
 TEST_CASE("The runtime stage installs only the shared libraries the binary links") {
