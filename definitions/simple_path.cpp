@@ -186,7 +186,7 @@ std::optional<std::string> SimplePath::evaluate_into(JsonElement document, std::
         if (!iterable) {
           if (std::get<Iterate>(s).optional) return true;
           error = !value ? std::string("Cannot iterate over null (null)")
-                                : std::string("Cannot iterate over ") + type_name(*value);
+                         : std::string("Cannot iterate over ") + type_name(*value);
           return false;
         }
         Level& level = levels.emplace_back();

@@ -9,7 +9,6 @@
 // value of a json costs two allocations, a map one per member. patch() writes the tree as the JSON text
 // nlohmann::json would write for it, byte for byte (members in key order).
 
-#include <cstdint>
 #include <forward_list>
 #include <memory>
 #include <memory_resource>
@@ -179,12 +178,12 @@ class JsonPatchBuilder {
   std::shared_ptr<const JsonDocument> owned_;  // when built from a json
   JsonElement original_;
   std::pmr::vector<Operation> operations_;
-  // Containers created by this patch, by pointer; operations on members of the original's maps, by path
-  // (their index in operations_).
+  // Containers created by this patch, by pointer.
   PathTable<Node*> created_;
   // The paths of the operations that create containers: every key of created_ is at or under one of them,
   // so a pointer under none of them is looked up in the original without trying created_.
   std::pmr::vector<std::string_view> created_roots_;
+  // Operations on members of the original's maps, by path: their index in operations_.
   PathTable<std::size_t> added_;
   std::forward_list<json> scalars_;  // the numbers, booleans and nulls given as json (not on the admission path)
   std::string blocked_reason_;
