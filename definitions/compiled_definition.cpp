@@ -1,7 +1,6 @@
 #include "definitions/compiled_definition.h"
 
 #include <charconv>
-#include <stdexcept>
 
 namespace karta {
 namespace {
@@ -214,8 +213,7 @@ const ExpressionOutcome& DefinitionEvaluation::outcome(ExpressionId id) {
 }
 
 const ExpressionOutcome& DefinitionEvaluation::places_of(ExpressionId id) {
-  if (id >= outcomes_.size()) throw std::out_of_range("DefinitionEvaluation: no expression " + std::to_string(id));
-  if (const ExpressionOutcome* kept = outcomes_[id].outcome) return *kept;
+  if (const ExpressionOutcome* kept = outcomes_.at(id).outcome) return *kept;
   const CompiledExpression& e = definition_.expressions()[id];
   if (e.simple) {
     ExpressionOutcome outcome;

@@ -66,6 +66,20 @@ void append_escaped_pointer_token(std::pmr::string& out, std::string_view token)
   append_escaped(out, token, [](std::pmr::string& o, std::string_view text) { o.append(text); });
 }
 
+std::size_t escaped_pointer_token_size(std::string_view token) {
+  std::size_t size = token.size();
+  for (char c : token) size += static_cast<std::size_t>(c == '/' || c == '~');
+  return size;
+}
+
+char* write_escaped_pointer_token(char* out, std::string_view token) {
+  append_escaped(out, token, [](char*& o, std::string_view text) {
+    std::memcpy(o, text.data(), text.size());
+    o += text.size();
+  });
+  return out;
+}
+
 JsonPointer& JsonPointer::operator/=(std::string_view token) {
   text_.push_back('/');
   append_escaped_text(text_, token);

@@ -119,5 +119,9 @@ class JsonPointer {
 std::string unescape_pointer_token(std::string_view escaped);
 void append_escaped_pointer_token(std::string& out, std::string_view token);
 void append_escaped_pointer_token(std::pmr::string& out, std::string_view token);
+// The length of `token` escaped, and `token` written escaped at `out` (which has room for that many
+// bytes), returning the end: for a text sized once and written in place (the patch builder's paths).
+std::size_t escaped_pointer_token_size(std::string_view token);
+char* write_escaped_pointer_token(char* out, std::string_view token);
 
 }  // namespace karta

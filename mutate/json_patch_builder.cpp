@@ -142,25 +142,11 @@ void JsonPatchBuilder::push_operation(std::string_view kept_path, Node* value, c
 }
 
 std::string_view JsonPatchBuilder::member_path(std::string_view map, std::string_view key) {
-  std::size_t specials = 0;
-  for (char c : key) specials += static_cast<std::size_t>(c == '/' || c == '~');
-  const std::size_t size = map.size() + 1 + key.size() + specials;
+  const std::size_t size = map.size() + 1 + escaped_pointer_token_size(key);
   char* out = static_cast<char*>(arena_.resource()->allocate(size, 1));
   std::memcpy(out, map.data(), map.size());
-  char* p = out + map.size();
-  *p++ = '/';
-  if (specials == 0) {
-    std::memcpy(p, key.data(), key.size());
-  } else {
-    for (char c : key) {
-      if (c == '/' || c == '~') {
-        *p++ = '~';
-        *p++ = c == '/' ? '1' : '0';
-      } else {
-        *p++ = c;
-      }
-    }
-  }
+  out[map.size()] = '/';
+  write_escaped_pointer_token(out + map.size() + 1, key);
   return {out, size};
 }
 

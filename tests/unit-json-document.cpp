@@ -161,6 +161,13 @@ TEST_CASE("a reference token is escaped the same into every kind of text, whatev
     pointer /= token;
     CHECK(pointer.text() == "/x/" + escaped(token));
     CHECK(pointer.back() == token);
+    // Sized, then written in place (the patch builder's paths): exactly the escaped bytes, no more.
+    const std::size_t size = karta::escaped_pointer_token_size(token);
+    CHECK(size == escaped(token).size());
+    std::string buffer(size + 1, '#');
+    char* end = karta::write_escaped_pointer_token(buffer.data(), token);
+    CHECK(end == buffer.data() + size);
+    CHECK(buffer == escaped(token) + "#");
   }
 }
 
