@@ -17,37 +17,45 @@ namespace karta {
 using namespace std::string_view_literals;
 namespace {
 
+// "where.key", naming a field in an error.
+std::string field_name(std::string_view where, std::string_view key) {
+  std::string name(where);
+  name += '.';
+  name += key;
+  return name;
+}
+
 // Reads an optional string member, given as found (nullopt: absent); a present non-string is an error
-// naming the field.
-bool read_string(std::optional<JsonElement> value, const char* key, std::string_view where, std::string& out,
+// naming the field. (Keys are views: a literal's length is known where it is written, not counted.)
+bool read_string(std::optional<JsonElement> value, std::string_view key, std::string_view where, std::string& out,
                  std::string& error, bool required = false) {
   if (!value || value->is_null()) {
-    if (required) error = std::string(where) + "." + key + ": is required";
+    if (required) error = field_name(where, key) + ": is required";
     return !required;
   }
   auto text = string_of(*value);
   if (!text) {
-    error = std::string(where) + "." + key + ": must be a string, not " + type_name(*value);
+    error = field_name(where, key) + ": must be a string, not " + type_name(*value);
     return false;
   }
   out.assign(text->data(), text->size());
   return true;
 }
-bool read_string(JsonElement object, const char* key, std::string_view where, std::string& out, std::string& error,
+bool read_string(JsonElement object, std::string_view key, std::string_view where, std::string& out, std::string& error,
                  bool required = false) {
   return read_string(member(object, key), key, where, out, error, required);
 }
 
-std::optional<JsonElement> read_object(std::optional<JsonElement> value, const char* key, std::string_view where,
+std::optional<JsonElement> read_object(std::optional<JsonElement> value, std::string_view key, std::string_view where,
                                        std::string& error) {
   if (!value || value->is_null()) return std::nullopt;
   if (!value->is_object()) {
-    error = std::string(where) + "." + key + ": must be an object, not " + type_name(*value);
+    error = field_name(where, key) + ": must be an object, not " + type_name(*value);
     return std::nullopt;
   }
   return value;
 }
-std::optional<JsonElement> read_object(JsonElement object, const char* key, std::string_view where,
+std::optional<JsonElement> read_object(JsonElement object, std::string_view key, std::string_view where,
                                        std::string& error) {
   return read_object(member(object, key), key, where, error);
 }

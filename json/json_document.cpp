@@ -101,9 +101,12 @@ JsonDocument JsonDocument::from(const json& value) {
 
 std::optional<JsonElement> member(JsonElement value, std::string_view key) {
   if (!value.is_object()) return std::nullopt;
-  auto found = object_of(value).at_key(key);
-  if (found.error()) return std::nullopt;
-  return found.value_unsafe();
+  // simdjson's at_key, with the keys compared inline.
+  const simdjson::dom::object object = object_of(value);
+  for (auto field = object.begin(), end = object.end(); field != end; ++field) {
+    if (field.key_length() == key.size() && same_bytes(field.key_c_str(), key.data(), key.size())) return field.value();
+  }
+  return std::nullopt;
 }
 
 std::optional<JsonElement> object_member(const std::optional<JsonElement>& value, std::string_view key) {

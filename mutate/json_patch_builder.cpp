@@ -450,10 +450,12 @@ PatchChange JsonPatchBuilder::append_all_unique(const JsonPointer& array, const 
   for (std::size_t i = 0; i < values.size() && distinct; ++i) {
     for (std::size_t j = i + 1; j < values.size() && distinct; ++j) distinct = values[i] != values[j];
   }
-  if (distinct && !pointer.tokens().empty()) {
+  // (The pointer's tokens are counted, not split: it starts with '/' when it has any.)
+  const auto tokens = static_cast<std::size_t>(std::count(pointer.text.begin(), pointer.text.end(), '/'));
+  if (distinct && tokens != 0) {
     Place place = find_container(pointer, /*leaf_is_array=*/true);
     if (place.blocked) return PatchChange::Blocked;
-    if (!place.created && !place.original && place.missing_from + 1 == pointer.tokens().size()) {
+    if (!place.created && !place.original && place.missing_from + 1 == tokens) {
       add_operation(pointer.text, nullptr, &values);
       operations_.back().borrowed_text = values_text;
       text_size_hint_ += values_text.empty() ? 64 * values.size() : values_text.size();

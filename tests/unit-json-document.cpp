@@ -57,6 +57,46 @@ TEST_CASE("members come in key order, a repeated key once, the first one as memb
   CHECK(karta::to_json(*karta::member(document.root(), "decode")) == 2);
 }
 
+TEST_CASE("same_bytes tells apart texts that differ in any one byte, at every length the inline compare reads") {
+  // Lengths 0 to 40 cover each way it compares: three bytes, two four-byte words, two eight-byte words
+  // (overlapping below 16), and memcmp past 16.
+  for (std::size_t n = 0; n <= 40; ++n) {
+    std::string a(n, 'k');
+    for (std::size_t i = 0; i < n; ++i) a[i] = static_cast<char>('a' + i % 26);
+    std::string b = a;
+    CHECK(karta::same_bytes(a.data(), b.data(), n));
+    for (std::size_t i = 0; i < n; ++i) {
+      b[i] = static_cast<char>(a[i] ^ 0x20);
+      CHECK_MESSAGE(!karta::same_bytes(a.data(), b.data(), n), "length " << n << ", byte " << i);
+      b[i] = a[i];
+    }
+  }
+}
+
+TEST_CASE("member() finds a key among keys of its length that differ from it in one byte, and nothing else") {
+  // Keys of 1 to 20 bytes, each beside its neighbours that differ in the first, middle or last byte.
+  for (std::size_t n = 1; n <= 20; ++n) {
+    std::string key(n, 'x');
+    for (std::size_t i = 0; i < n; ++i) key[i] = static_cast<char>('a' + (i * 7) % 26);
+    json object = json::object();
+    for (std::size_t i : {std::size_t{0}, n / 2, n - 1}) {
+      std::string near = key;
+      near[i] = near[i] == 'z' ? 'y' : static_cast<char>(near[i] + 1);
+      object[near] = "near " + std::to_string(i);
+    }
+    object[key] = "the key";
+    object[key + "s"] = "longer";
+    object[key.substr(0, n - 1)] = "shorter";
+    const JsonDocument document = JsonDocument::from(object);
+    const auto found = karta::member(document.root(), key);
+    REQUIRE_MESSAGE(found.has_value(), "length " << n);
+    CHECK(karta::to_json(*found) == "the key");
+    std::string absent = key;
+    absent[n - 1] = '~';
+    CHECK_FALSE(karta::member(document.root(), absent).has_value());
+  }
+}
+
 TEST_CASE("object_member: a member that is an object, of a value that is one; anything else is none") {
   JsonDocument d = JsonDocument::parse(R"({"m":{"labels":{"a":"1"},"none":null,"text":"x","list":[]},"s":"x"})");
   const auto m = karta::object_member(d.root(), "m");
