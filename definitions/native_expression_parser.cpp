@@ -175,7 +175,7 @@ class Parser {
       --depth_;
     } else if (eat_keyword("else")) {
       node->right = pipe();
-      if (!eat_keyword("end")) return nullptr;
+      if (!node->right || !eat_keyword("end")) return nullptr;
     }
     if (!node->right) return nullptr;
     node->single = node->left->single && node->right->single;
@@ -302,8 +302,8 @@ class Parser {
         } else {
           ++pos_;
           while (pos_ < text_.size() && peek() != ']') {
-            if (peek() == '"' && !skip_string()) return nullptr;
-            if (peek() != ']' && peek() != '"') ++pos_;
+            if (peek() != '"') ++pos_;
+            else if (!skip_string()) return nullptr;
           }
           if (peek() != ']') return nullptr;
           ++pos_;
@@ -338,7 +338,8 @@ class Parser {
 
   bool skip_string() {
     ++pos_;  // '"'
-    while (pos_ < text_.size() && peek() != '"') pos_ += peek() == '\\' ? 2 : 1;
+    // (A backslash ending the text is passed alone: the position never runs past the end.)
+    while (pos_ < text_.size() && peek() != '"') pos_ += peek() == '\\' && pos_ + 1 < text_.size() ? 2 : 1;
     if (peek() != '"') return false;
     ++pos_;
     return true;

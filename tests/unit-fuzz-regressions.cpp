@@ -4,6 +4,8 @@
 
 #include <fstream>
 #include <iterator>
+#include <optional>
+#include <string>
 
 #include "admission/admission_review.h"
 #include "definitions/jq_program.h"
@@ -147,6 +149,35 @@ TEST_CASE("regression F11: native expressions nested past 32 levels are left to 
   CHECK(karta::NativeExpression::parse(nested(31)).has_value());
   CHECK_FALSE(karta::NativeExpression::parse(nested(32)).has_value());
   CHECK(karta::NativeExpression::parse(elifs.substr(0, 12 + 15 * 30) + " else 2 end").has_value());
+}
+
+TEST_CASE("regression F12: an unclosed bracket or string at the end never moves the native parser past it") {
+  // The input the fuzzer found (twelfth round of issue 24): `if .a then 1 else .["...` with a string
+  // closed inside a bracket never closed. The bracket's loop stepped one byte past the end after the
+  // string, and reading the `end` keyword there threw std::out_of_range out of NativeExpression::parse.
+  std::ifstream in(test::source_dir() / "fuzz/findings/F12-native-unclosed-bracket-past-end.txt", std::ios::binary);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  REQUIRE(text.size() == 149);
+  REQUIRE(text.starts_with("if .a then 1 else.[\""));
+  std::optional<karta::NativeExpression> parsed;
+  CHECK_NOTHROW(parsed = karta::NativeExpression::parse(text));
+  CHECK_FALSE(parsed.has_value());
+  // The shapes of it, and a backslash ending a string (which stepped two bytes, past the end).
+  for (const char* shape : {R"(if .a then 1 else .["x")", R"(.["x")", R"(.["x\)", R"(.["x"]["y)", R"(if .a then 1 else .["a\)"}) {
+    CAPTURE(shape);
+    CHECK_NOTHROW(parsed = karta::NativeExpression::parse(shape));
+    CHECK_FALSE(parsed.has_value());
+  }
+  // Every prefix of an expression with brackets, strings and escapes: parsed or refused, never thrown,
+  // and refused wherever jq refuses it.
+  const std::string full = R"(if .a then .b["x"] else .["y\"z"] // .c["\\"] end)";
+  REQUIRE(karta::NativeExpression::parse(full).has_value());
+  for (std::size_t n = 0; n < full.size(); ++n) {
+    const std::string prefix = full.substr(0, n);
+    CAPTURE(prefix);
+    CHECK_NOTHROW(parsed = karta::NativeExpression::parse(prefix));
+    if (karta::jq_compile_error(prefix).has_value()) CHECK_FALSE(parsed.has_value());
+  }
 }
 
 }  // namespace unit_fuzz_regressions
