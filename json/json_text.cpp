@@ -92,11 +92,12 @@ void append_json_string(std::string& out, std::string_view text) {
   const std::size_t size = text.size();
   std::size_t i = first_special(data, size, 0);
   const std::size_t at = out.size();
-  if (i == size) {  // nothing to escape (nearly every string): the text in one copy, between its quotes
-    // (Appended, not resized and written over: resize's fill was a call to memset for each string.)
-    out += '"';
-    if (size != 0) out.append(data, size);  // data may be null when empty
-    out += '"';
+  if (i == size) {  // nothing to escape (nearly every string): the quotes and the text in one copy
+    out.resize(at + size + 2);
+    char* to = out.data() + at;
+    to[0] = '"';
+    if (size != 0) std::memcpy(to + 1, data, size);  // data may be null when empty
+    to[size + 1] = '"';
     return;
   }
   out.reserve(at + size + 2);
