@@ -74,27 +74,23 @@ inline simdjson::dom::array array_of(JsonElement value) {
   return array;
 }
 
+// The first sizeof(Word) bytes and the last of a and b (n >= sizeof(Word); overlapping below twice that).
+template <typename Word>
+inline bool same_ends(const char* a, const char* b, std::size_t n) {
+  Word a0, b0, a1, b1;
+  std::memcpy(&a0, a, sizeof(Word));
+  std::memcpy(&b0, b, sizeof(Word));
+  std::memcpy(&a1, a + n - sizeof(Word), sizeof(Word));
+  std::memcpy(&b1, b + n - sizeof(Word), sizeof(Word));
+  return ((a0 ^ b0) | (a1 ^ b1)) == 0;
+}
 // Whether the n bytes at a and at b are the same, inline for the short keys of Kubernetes objects:
 // simdjson's at_key calls memcmp for each key of equal length, and memcmp, most of it called there, was
 // 5% of the demo admission (bench/README.md, issue 24, twelfth round).
 inline bool same_bytes(const char* a, const char* b, std::size_t n) {
   if (n > 16) return std::memcmp(a, b, n) == 0;
-  if (n >= 8) {  // the first eight bytes and the last eight (overlapping when n < 16)
-    std::uint64_t a0, b0, a1, b1;
-    std::memcpy(&a0, a, 8);
-    std::memcpy(&b0, b, 8);
-    std::memcpy(&a1, a + n - 8, 8);
-    std::memcpy(&b1, b + n - 8, 8);
-    return ((a0 ^ b0) | (a1 ^ b1)) == 0;
-  }
-  if (n >= 4) {
-    std::uint32_t a0, b0, a1, b1;
-    std::memcpy(&a0, a, 4);
-    std::memcpy(&b0, b, 4);
-    std::memcpy(&a1, a + n - 4, 4);
-    std::memcpy(&b1, b + n - 4, 4);
-    return ((a0 ^ b0) | (a1 ^ b1)) == 0;
-  }
+  if (n >= 8) return same_ends<std::uint64_t>(a, b, n);
+  if (n >= 4) return same_ends<std::uint32_t>(a, b, n);
   return n == 0 || (a[0] == b[0] && a[n / 2] == b[n / 2] && a[n - 1] == b[n - 1]);
 }
 
