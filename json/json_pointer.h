@@ -10,6 +10,7 @@
 // extended several times per admission, and std::string's 15 inline bytes made each of those an
 // allocation (bench/README.md, issue 24).
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -63,6 +64,12 @@ inline std::size_t hash_pointer_text(std::string_view text) {
   }
   const std::uint64_t h = mix(a, b * 0x94D049BB133111EBull);
   return static_cast<std::size_t>(h ^ (h >> 29));
+}
+
+// The number of reference tokens of an escaped pointer's text, without splitting it: its '/'s (an
+// escaped '/' is "~1").
+inline std::size_t escaped_token_count(std::string_view escaped) {
+  return static_cast<std::size_t>(std::count(escaped.begin(), escaped.end(), '/'));
 }
 
 // Calls visit(escaped_token) for each reference token of an escaped pointer's text (empty, or starting

@@ -296,7 +296,7 @@ JsonPatchBuilder::Place JsonPatchBuilder::find_container(const Pointer& pointer,
 void JsonPatchBuilder::remember(const JsonPointer& pointer, JsonElement element) {
   remembered_text_.assign(pointer.text());  // reuses its buffer
   remembered_ = element;
-  remembered_tokens_ = static_cast<std::size_t>(std::count(remembered_text_.begin(), remembered_text_.end(), '/'));
+  remembered_tokens_ = escaped_token_count(remembered_text_);
 }
 
 namespace {
@@ -450,8 +450,7 @@ PatchChange JsonPatchBuilder::append_all_unique(const JsonPointer& array, const 
   for (std::size_t i = 0; i < values.size() && distinct; ++i) {
     for (std::size_t j = i + 1; j < values.size() && distinct; ++j) distinct = values[i] != values[j];
   }
-  // (The pointer's tokens are counted, not split: it starts with '/' when it has any.)
-  const auto tokens = static_cast<std::size_t>(std::count(pointer.text.begin(), pointer.text.end(), '/'));
+  const std::size_t tokens = escaped_token_count(pointer.text);  // counted, not split
   if (distinct && tokens != 0) {
     Place place = find_container(pointer, /*leaf_is_array=*/true);
     if (place.blocked) return PatchChange::Blocked;

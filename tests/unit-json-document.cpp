@@ -218,6 +218,9 @@ TEST_CASE("pointers are extended token by token, escaped as RFC 6901 says, past 
   pointer /= "a/b~c";
   pointer /= std::size_t{12};
   CHECK(pointer.text() == "/spec//a~1b~0c/12");
+  CHECK(karta::escaped_token_count(pointer.text()) == 4);  // an escaped '/' is no separator
+  CHECK(karta::escaped_token_count("") == 0);
+  CHECK(karta::escaped_token_count("/") == 1);
   CHECK(pointer.back() == "12");
   CHECK(pointer.parent_pointer().back() == "a/b~c");
   // Past the 88 bytes kept inline, the text moves to the heap and goes on growing.
