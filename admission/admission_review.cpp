@@ -26,8 +26,9 @@ std::string field_name(std::string_view where, std::string_view key) {
 }
 
 // Reads an optional string member, given as found (nullopt: absent); a present non-string is an error
-// naming the field. (Keys are views: a literal's length is known where it is written, not counted.)
-bool read_string(std::optional<JsonElement> value, std::string_view key, std::string_view where, std::string& out,
+// naming the field. (Keys are views: a literal's length is known where it is written, not counted.) Read
+// as a view, `out` points into the parsed document.
+bool read_string(std::optional<JsonElement> value, std::string_view key, std::string_view where, std::string_view& out,
                  std::string& error, bool required = false) {
   if (!value || value->is_null()) {
     if (required) error = field_name(where, key) + ": is required";
@@ -38,10 +39,18 @@ bool read_string(std::optional<JsonElement> value, std::string_view key, std::st
     error = field_name(where, key) + ": must be a string, not " + type_name(*value);
     return false;
   }
-  out.assign(text->data(), text->size());
+  out = *text;
   return true;
 }
-bool read_string(JsonElement object, std::string_view key, std::string_view where, std::string& out, std::string& error,
+bool read_string(std::optional<JsonElement> value, std::string_view key, std::string_view where, std::string& out,
+                 std::string& error, bool required = false) {
+  std::string_view view;
+  if (!read_string(value, key, where, view, error, required)) return false;
+  out.assign(view.data(), view.size());
+  return true;
+}
+template <typename Out>
+bool read_string(JsonElement object, std::string_view key, std::string_view where, Out& out, std::string& error,
                  bool required = false) {
   return read_string(member(object, key), key, where, out, error, required);
 }
@@ -112,15 +121,15 @@ ReviewDecoding decode_admission_review(std::string_view body) {
     error = std::string("body must be a JSON object (an AdmissionReview), not ") + type_name(document);
     return result;
   }
-  std::string& api_version = r.review_api_version;  // read once, where it is kept
-  std::string kind;
+  std::string_view api_version, kind;
   if (!read_string(document, "apiVersion", "", api_version, error, true) ||
       !read_string(document, "kind", "", kind, error, true)) {
     error = error.substr(1);  // drop the leading "." of a top-level field
     return result;
   }
-  if (api_version != "admission.k8s.io/v1" || kind != "AdmissionReview") {
-    error = "expected apiVersion admission.k8s.io/v1 and kind AdmissionReview, got " + api_version + " " + kind;
+  if (api_version != kReviewApiVersion || kind != "AdmissionReview") {
+    error = "expected apiVersion admission.k8s.io/v1 and kind AdmissionReview, got " + std::string(api_version) + " " +
+            std::string(kind);
     return result;
   }
   auto request = read_object(document, "request", "", error);
@@ -219,8 +228,8 @@ AdmissionDecision AdmissionDecision::errored(int code, std::string message) {
   return d;
 }
 
-std::string encode_admission_review(const AdmissionDecision& decision, const std::string& uid,
-                                    const std::string& review_api_version) {
+std::string encode_admission_review(const AdmissionDecision& decision, std::string_view uid,
+                                    std::string_view review_api_version) {
   // Written directly, members in key order as nlohmann::json would order them: serializing through a
   // json tree escaped the base64 patch byte by byte and cost more than the whole mutation.
   std::string out;
@@ -359,7 +368,6 @@ namespace karta {
 AdmissionRequest request_for_object(const json& object, const std::string& operation) {
   AdmissionRequest request;
   request.uid = "offline";
-  request.review_api_version = "admission.k8s.io/v1";
   request.operation = operation;
   request.document = std::make_shared<const JsonDocument>(JsonDocument::from(object));
   if (!object.is_null()) request.object = request.document->root();

@@ -63,12 +63,12 @@ std::string base64_decode(const std::string& text) {
   return out;
 }
 
-void check_response(const std::string& body, const std::string& uid, const json& patch) {
+void check_response(const std::string& body, std::string_view uid, const json& patch) {
   json response = json::parse(body, nullptr, false);
   if (response.is_discarded() || !response.is_object()) finding("response is not a JSON object: " + body.substr(0, 300));
   if (response.value("kind", "") != "AdmissionReview") finding("response kind is not AdmissionReview");
   const json& r = response["response"];
-  if (!r.is_object() || r.value("uid", "") != uid) finding("response does not echo the uid " + uid);
+  if (!r.is_object() || r.value("uid", "") != uid) finding("response does not echo the uid " + std::string(uid));
   if (patch.is_array() && !patch.empty()) {
     if (r.value("patchType", "") != "JSONPatch") finding("a patch without patchType JSONPatch");
     json decoded = json::parse(base64_decode(r.value("patch", "")), nullptr, false);

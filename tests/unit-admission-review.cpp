@@ -1,5 +1,8 @@
 #include <doctest/doctest.h>
 
+#include <optional>
+#include <string>
+
 #include "admission/admission_review.h"
 
 namespace unit_admission_review {  // this file's names, apart from other tests' in a unity build
@@ -38,6 +41,42 @@ TEST_CASE("a well-formed review is decoded field by field") {
   REQUIRE(r.object.has_value());
   CHECK(karta::to_json(*r.object) == json{{"kind", "JobSet"}});
   CHECK_FALSE(r.old_object.has_value());
+}
+
+TEST_CASE("a request's uid and username stay valid as long as the request, copied or moved, past later reviews") {
+  // They are views into the parsed document the request holds; a document's buffers are reused once it is
+  // let go, so a view that outlived its document would read the next review's bytes.
+  auto review = [](const std::string& uid, const std::string& user) {
+    return R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":")" + uid +
+           R"(","kind":{"group":"","version":"v1","kind":"Pod"},"operation":"CREATE","userInfo":{"username":")" +
+           user + R"("}}})";
+  };
+  std::optional<karta::AdmissionRequest> kept;
+  {
+    auto first = karta::decode_admission_review(review("11111111-aaaa-bbbb-cccc-000000000001", "system:serviceaccount:a:b"));
+    REQUIRE(first.review.has_value());
+    kept = first.review->request;  // a copy; `first` goes away below
+  }
+  karta::AdmissionRequest moved;
+  {
+    auto second = karta::decode_admission_review(review("22222222-aaaa-bbbb-cccc-000000000002", "kubernetes-admin"));
+    REQUIRE(second.review.has_value());
+    moved = std::move(second.review->request);
+  }
+  for (int i = 0; i < 4; ++i) {  // later reviews, parsed into whatever buffers were let go
+    auto later = karta::decode_admission_review(review("33333333-aaaa-bbbb-cccc-00000000000" + std::to_string(i), "mallory"));
+    REQUIRE(later.review.has_value());
+    CHECK(later.review->request.uid == "33333333-aaaa-bbbb-cccc-00000000000" + std::to_string(i));
+  }
+  CHECK(kept->uid == "11111111-aaaa-bbbb-cccc-000000000001");
+  CHECK(kept->username == "system:serviceaccount:a:b");
+  CHECK(moved.uid == "22222222-aaaa-bbbb-cccc-000000000002");
+  CHECK(moved.username == "kubernetes-admin");
+  CHECK(moved.review_api_version == "admission.k8s.io/v1");
+  CHECK(json::parse(karta::encode_admission_review(AdmissionDecision::allow(), kept->uid, kept->review_api_version)) ==
+        json{{"apiVersion", "admission.k8s.io/v1"},
+             {"kind", "AdmissionReview"},
+             {"response", {{"allowed", true}, {"status", {{"code", 200}}}, {"uid", "11111111-aaaa-bbbb-cccc-000000000001"}}}});
 }
 
 TEST_CASE("a malformed envelope is refused with what is wrong and where") {
