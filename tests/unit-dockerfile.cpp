@@ -225,7 +225,7 @@ TEST_CASE("The build stage installs exactly the build dependencies without recom
   CHECK(runs.find("rm -rf /var/lib/apt/lists/*") != std::string::npos);
 }
 
-TEST_CASE("The build stage builds the release binary without tests from the whole source tree, optimized from a profile") {
+TEST_CASE("The build stage builds the release binary without tests from the whole source tree, optimized from a profile and at link time") {
   CHECK(single(build_stage(), "WORKDIR") == "/src");
   CHECK(single(build_stage(), "COPY") == ". .");
   const std::string runs = all_run_text(build_stage());
@@ -233,7 +233,7 @@ TEST_CASE("The build stage builds the release binary without tests from the whol
   CHECK(runs.find("strip build/karta-webhook") != std::string::npos);
   // The script builds Release in three steps: instrumented, the training run, optimized from its profile.
   const std::string script = read_text(dockerfile_source_dir / "scripts/build-release.sh");
-  CHECK(script.find("-DCMAKE_BUILD_TYPE=Release \"${extra[@]}\"") != std::string::npos);
+  CHECK(script.find("-DCMAKE_BUILD_TYPE=Release -DCMAKE_INTERPROCEDURAL_OPTIMIZATION=ON \"${extra[@]}\"") != std::string::npos);
   CHECK(script.find("configure -DKARTA_PGO=generate") != std::string::npos);
   CHECK(script.find("\"$dir/bench/bench_admission\" --benchmark_filter='^handle/'") != std::string::npos);
   CHECK(script.find("configure -DKARTA_PGO=use") != std::string::npos);
