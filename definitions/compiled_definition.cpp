@@ -216,7 +216,7 @@ const ExpressionOutcome& DefinitionEvaluation::places_of(ExpressionId id) {
   if (const ExpressionOutcome* kept = outcomes_.at(id).outcome) return *kept;
   const CompiledExpression& e = definition_.expressions()[id];
   if (e.simple) {
-    ExpressionOutcome outcome;
+    ExpressionOutcome outcome = fresh_outcome();
     const bool path_mode = e.mode == ExpressionMode::Path;
     outcome.error = e.simple->evaluate_into(object_, kMaxExpressionOutputs, path_mode ? &outcome.pointers : nullptr,
                                             outcome.places, outcome.capped);
@@ -242,7 +242,7 @@ void DefinitionEvaluation::run_bundle(ExpressionGroup group) {
   for (std::size_t id = 0; id < expressions.size(); ++id) {
     const CompiledExpression& e = expressions[id];
     if (e.group != group || e.simple || outcomes_[id].outcome) continue;  // natives already answered stay
-    ExpressionOutcome outcome;
+    ExpressionOutcome outcome = fresh_outcome();
     if (run.error) outcome.error = *run.error;
     if (e.bundle_slot < results.size()) {
       const json& outputs = results[e.bundle_slot];

@@ -6,9 +6,11 @@
 // and none when every expression it needs is native.
 
 #include <array>
+#include <cstddef>
 #include <forward_list>
 #include <limits>
 #include <memory>
+#include <memory_resource>
 #include <optional>
 #include <set>
 #include <string>
@@ -44,11 +46,12 @@ struct CompiledExpression {
   std::size_t bundle_slot = 0;             // position in its group's jq program when not simple
 };
 
+// An outcome's lists come from its evaluation's arena (DefinitionEvaluation), and live as long as it.
 struct ExpressionOutcome {
-  std::vector<JsonPointer> pointers;  // Path mode
+  std::pmr::vector<JsonPointer> pointers;  // Path mode
   // Evaluated natively by a simple path (either mode): what each output reaches (nullopt: nothing), so
   // that callers need not walk the object again. Empty when jq or a NativeExpression answered.
-  std::vector<std::optional<JsonElement>> places;
+  std::pmr::vector<std::optional<JsonElement>> places;
   // Value mode. Left empty by DefinitionEvaluation::places_of() for a simple path (its places hold the
   // outputs), and filled from them when outcome() is asked for the same expression.
   std::vector<json> values;
@@ -168,8 +171,21 @@ class DefinitionEvaluation {
   // `outcome` kept where slots point, and the slot of `id` pointed at it.
   ExpressionOutcome& keep(ExpressionId id, ExpressionOutcome&& outcome);
 
+  // An empty outcome whose lists allocate from arena_.
+  ExpressionOutcome fresh_outcome() {
+    return ExpressionOutcome{std::pmr::vector<JsonPointer>(&arena_),
+                             std::pmr::vector<std::optional<JsonElement>>(&arena_), {}, std::nullopt, false};
+  }
+
   const CompiledDefinition& definition_;
   JsonElement object_;
+  // Where the outcomes' pointers and places are kept: a buffer in this object first (the demo JobSet's
+  // evaluation needs some 1.2 KB), then blocks from the heap, all let go at once with the evaluation. A
+  // simple path's two lists were two of an admission's allocations, and its instance ids a third. Declared
+  // before the outcomes, so it outlives them.
+  static constexpr std::size_t kArenaInPlace = 2048;
+  alignas(std::max_align_t) std::array<std::byte, kArenaInPlace> arena_buffer_;
+  std::pmr::monotonic_buffer_resource arena_{arena_buffer_.data(), arena_buffer_.size()};
   struct Slot {
     ExpressionOutcome* outcome = nullptr;  // not evaluated yet: null
     bool values_pending = false;           // a simple path's Value-mode outcome whose values are not filled yet

@@ -75,7 +75,7 @@ class Locator {
  public:
   explicit Locator(DefinitionEvaluation& evaluation) : evaluation_(evaluation) {}
 
-  const std::vector<JsonPointer>* pointers(ExpressionId id) {
+  const std::pmr::vector<JsonPointer>* pointers(ExpressionId id) {
     if (id == kNoExpression) return nullptr;
     const auto& outcome = evaluation_.outcome(id);
     note_problems(outcome, id);
@@ -126,7 +126,7 @@ class Locator {
   std::set<ExpressionId> noted_;
 };
 
-std::optional<JsonPointer> at(const std::vector<JsonPointer>* list, std::size_t i) {
+std::optional<JsonPointer> at(const std::pmr::vector<JsonPointer>* list, std::size_t i) {
   if (list == nullptr || i >= list->size()) return std::nullopt;
   return (*list)[i];
 }

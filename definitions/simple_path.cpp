@@ -123,8 +123,8 @@ std::optional<SimplePath> SimplePath::parse(std::string_view text) {
 
 SimplePath::Result SimplePath::evaluate(JsonElement document, std::size_t max_outputs, bool pointers) const {
   Result result;
-  std::vector<JsonPointer> found;
-  std::vector<std::optional<JsonElement>> places;
+  std::pmr::vector<JsonPointer> found;
+  std::pmr::vector<std::optional<JsonElement>> places;
   result.error = evaluate_into(document, max_outputs, pointers ? &found : nullptr, places, result.capped);
   result.matches.reserve(places.size());
   for (std::size_t i = 0; i < places.size(); ++i) {
@@ -134,8 +134,8 @@ SimplePath::Result SimplePath::evaluate(JsonElement document, std::size_t max_ou
 }
 
 std::optional<std::string> SimplePath::evaluate_into(JsonElement document, std::size_t max_outputs,
-                                                     std::vector<JsonPointer>* pointers,
-                                                     std::vector<std::optional<JsonElement>>& places,
+                                                     std::pmr::vector<JsonPointer>* pointers,
+                                                     std::pmr::vector<std::optional<JsonElement>>& places,
                                                      bool& capped) const {
   std::optional<std::string> error;  // what ended the stream
   capped = false;

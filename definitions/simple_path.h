@@ -10,6 +10,7 @@
 // - an error ends the stream; what came before it is kept.
 
 #include <cstdint>
+#include <memory_resource>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -59,8 +60,8 @@ class SimplePath {
   // `pointers` (where it is): a definition's evaluation keeps its outcome in these without a copy.
   // Returns the error that ended the stream, if any; `capped` says whether outputs were cut at max_outputs.
   std::optional<std::string> evaluate_into(JsonElement document, std::size_t max_outputs,
-                                           std::vector<JsonPointer>* pointers,
-                                           std::vector<std::optional<JsonElement>>& places, bool& capped) const;
+                                           std::pmr::vector<JsonPointer>* pointers,
+                                           std::pmr::vector<std::optional<JsonElement>>& places, bool& capped) const;
 
   const std::vector<Step>& steps() const { return steps_; }
 
