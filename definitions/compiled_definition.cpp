@@ -224,9 +224,8 @@ const ExpressionOutcome& DefinitionEvaluation::places_of(ExpressionId id) {
     return keep(id, std::move(outcome));
   }
   if (e.native) {
-    if (auto values = e.native->evaluate(object_, kMaxExpressionOutputs)) {
-      return keep(id, ExpressionOutcome{{}, {}, std::move(*values), std::nullopt, false});
-    }
+    ExpressionOutcome outcome = fresh_outcome();
+    if (e.native->evaluate_into(object_, kMaxExpressionOutputs, outcome.values)) return keep(id, std::move(outcome));
   }
   run_bundle(e.group);
   return *outcomes_[id].outcome;

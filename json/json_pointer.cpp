@@ -37,14 +37,13 @@ void append_escaped(Out& out, std::string_view token, Append append) {
   const char* plain = begin;  // start of the run not yet appended
   while (slash != end || tilde != end) {
     const char* special = slash < tilde ? slash : tilde;
-    // next() never answers before `plain`: said for GCC, which, inlining this at link time into a writer
-    // of raw bytes, could not see it and warned of a negative length (-Wstringop-overflow).
-    if (special < plain) __builtin_unreachable();
     append(out, std::string_view(plain, static_cast<std::size_t>(special - plain)));
     append(out, std::string_view(special == slash ? "~1" : "~0"));
     plain = special + 1;
-    if (special == slash) slash = next(plain, '/');
-    else tilde = next(plain, '~');
+    // The one passed is looked for again. (Compared, not chosen by `special == slash`: GCC, inlining this
+    // at link time, could not tell that slash and tilde never meet, and warned of a run of -1 bytes.)
+    if (slash < plain) slash = next(plain, '/');
+    if (tilde < plain) tilde = next(plain, '~');
   }
   append(out, std::string_view(plain, static_cast<std::size_t>(end - plain)));
 }
