@@ -7,8 +7,6 @@
 #include <bit>
 #include <cstdint>
 #include <cstring>
-#include <memory>
-#include <utility>
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -101,47 +99,6 @@ struct RequestFields {
   }
 };
 
-// The block allocate_shared takes for a review's document (the document with its reference counts), kept
-// by the thread that lets it go for its next review: one allocation of an admission's eleven less. Any
-// other size, or a second block while one is kept, goes to the heap.
-template <typename T>
-struct SpareBlockAllocator {
-  using value_type = T;
-  SpareBlockAllocator() = default;
-  template <typename U>
-  SpareBlockAllocator(const SpareBlockAllocator<U>&) {}  // NOLINT: rebinding converts implicitly
-  // The kept block, freed when the thread ends; a document let go after that (by a static's destructor)
-  // goes to the heap: `closed` is a plain flag, readable to the thread's very end.
-  struct Spare {
-    T* block = nullptr;
-    ~Spare() {
-      closed() = true;
-      if (block != nullptr) std::allocator<T>().deallocate(block, 1);
-    }
-  };
-  static bool& closed() {
-    thread_local bool value = false;
-    return value;
-  }
-  static Spare* spare() {
-    if (closed()) return nullptr;
-    thread_local Spare kept;
-    return &kept;
-  }
-  T* allocate(std::size_t n) {
-    Spare* kept = n == 1 ? spare() : nullptr;
-    if (kept != nullptr && kept->block != nullptr) return std::exchange(kept->block, nullptr);
-    return std::allocator<T>().allocate(n);
-  }
-  void deallocate(T* p, std::size_t n) {
-    Spare* kept = n == 1 ? spare() : nullptr;
-    if (kept != nullptr && kept->block == nullptr) kept->block = p;
-    else std::allocator<T>().deallocate(p, n);
-  }
-  template <typename U>
-  bool operator==(const SpareBlockAllocator<U>&) const { return true; }
-};
-
 }  // namespace
 
 ReviewDecoding decode_admission_review(std::string_view body) {
@@ -153,8 +110,7 @@ ReviewDecoding decode_admission_review(std::string_view body) {
   AdmissionReview review;
   AdmissionRequest& r = review.request;
   try {
-    r.document = std::allocate_shared<const JsonDocument>(SpareBlockAllocator<JsonDocument>(),
-                                                          JsonDocument::parse(body, kMaxReviewDepth));
+    r.document = std::make_shared<const JsonDocument>(JsonDocument::parse(body, kMaxReviewDepth));
   } catch (const JsonParseError& e) {
     result.error = std::string(e.too_deep() ? "body " : "body is not JSON: ") + e.what();
     return result;

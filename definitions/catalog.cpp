@@ -5,7 +5,6 @@
 #include "definitions/api/published_api.h"
 #include "definitions/builtin_catalog.h"
 #include "json/documents.h"
-#include "json/json_pointer.h"
 
 namespace karta {
 
@@ -13,53 +12,20 @@ void Catalog::add(std::shared_ptr<const CompiledDefinition> definition) {
   // The key before the move: safe either way with shared_ptr, whose move assignment takes a reference,
   // but `map[key(x)] = std::move(x)` reads a moved-from x when the assignment takes its argument by value
   // (json's does; cli/live_inspect.cpp lost every cluster Karta but one that way).
-  KindKey key(definition->root_kind());
-  by_kind_.insert_or_assign(std::move(key), std::move(definition));
+  std::string key(lookup_key(definition->root_kind()));
+  by_kind_[std::move(key)] = std::move(definition);
 }
 
-Catalog::KindKey::KindKey(const GroupVersionKind& kind)
-    : text(kind.group + "/" + kind.version + "/" + kind.kind),
-      group_size(kind.group.size()),
-      version_size(kind.version.size()) {}
-
-namespace {
-
-// The three parts hashed apart and combined: the key's text is never needed whole to look it up. (Keys
-// an attacker chooses meet only the catalog's few kinds, in a table that never grows from them.)
-std::size_t hash_kind(std::string_view group, std::string_view version, std::string_view kind) {
-  std::size_t h = hash_pointer_text(group);
-  h = (h ^ hash_pointer_text(version)) * 0x9E3779B97F4A7C15ull;
-  return (h ^ hash_pointer_text(kind)) * 0xBF58476D1CE4E5B9ull;
-}
-
-}  // namespace
-
-std::size_t Catalog::KindHash::operator()(const KindKey& key) const {
-  const std::string_view text = key.text;
-  return hash_kind(text.substr(0, key.group_size), text.substr(key.group_size + 1, key.version_size),
-                   text.substr(key.group_size + key.version_size + 2));
-}
-
-std::size_t Catalog::KindHash::operator()(const GroupVersionKind& kind) const {
-  return hash_kind(kind.group, kind.version, kind.kind);
-}
-
-bool Catalog::KindEqual::operator()(const KindKey& a, const KindKey& b) const {
-  return a.group_size == b.group_size && a.version_size == b.version_size && a.text == b.text;
-}
-
-bool Catalog::KindEqual::operator()(const GroupVersionKind& kind, const KindKey& key) const {
-  const std::string_view text = key.text;
-  return key.group_size == kind.group.size() && key.version_size == kind.version.size() &&
-         text.size() == kind.group.size() + kind.version.size() + kind.kind.size() + 2 &&
-         text.substr(0, key.group_size) == kind.group &&
-         text.substr(key.group_size + 1, key.version_size) == kind.version &&
-         text.substr(key.group_size + key.version_size + 2) == kind.kind;
+// The key of `kind`, written into a per-thread buffer: a lookup on every admission allocates nothing.
+const std::string& Catalog::lookup_key(const GroupVersionKind& kind) {
+  thread_local std::string buffer;
+  buffer.assign(kind.group).append("/").append(kind.version).append("/").append(kind.kind);
+  return buffer;
 }
 
 Catalog::Entry Catalog::find_entry(const GroupVersionKind& kind) const {
-  auto it = by_kind_.find(kind);
-  return it == by_kind_.end() ? Entry{} : Entry{&it->first.text, it->second.get()};
+  auto it = by_kind_.find(lookup_key(kind));
+  return it == by_kind_.end() ? Entry{} : Entry{&it->first, it->second.get()};
 }
 
 const CompiledDefinition* Catalog::find(const GroupVersionKind& kind) const { return find_entry(kind).definition; }
@@ -67,7 +33,7 @@ const CompiledDefinition* Catalog::find(const GroupVersionKind& kind) const { re
 const std::string* Catalog::find_key(const GroupVersionKind& kind) const { return find_entry(kind).key; }
 
 std::shared_ptr<const CompiledDefinition> Catalog::find_shared(const GroupVersionKind& kind) const {
-  auto it = by_kind_.find(kind);
+  auto it = by_kind_.find(lookup_key(kind));
   return it == by_kind_.end() ? nullptr : it->second;
 }
 

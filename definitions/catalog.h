@@ -38,26 +38,9 @@ class Catalog {
   std::vector<std::shared_ptr<const CompiledDefinition>> definitions() const;
 
  private:
-  // A root kind's key: "group/version/kind" (as metrics name it), and where its parts end, so that an
-  // admission's kind is looked up by its three strings as they are, never written into one (that was 1.3%
-  // of the demo JobSet's admission: bench/README.md, issue 24).
-  struct KindKey {
-    std::string text;
-    std::size_t group_size = 0, version_size = 0;
-    explicit KindKey(const GroupVersionKind& kind);
-  };
-  struct KindHash {
-    using is_transparent = void;
-    std::size_t operator()(const KindKey& key) const;
-    std::size_t operator()(const GroupVersionKind& kind) const;
-  };
-  struct KindEqual {
-    using is_transparent = void;
-    bool operator()(const KindKey& a, const KindKey& b) const;
-    bool operator()(const GroupVersionKind& kind, const KindKey& key) const;
-    bool operator()(const KindKey& key, const GroupVersionKind& kind) const { return (*this)(kind, key); }
-  };
-  std::unordered_map<KindKey, std::shared_ptr<const CompiledDefinition>, KindHash, KindEqual> by_kind_;
+  // "group/version/kind", written into a per-thread buffer (valid until the thread's next call).
+  static const std::string& lookup_key(const GroupVersionKind& kind);
+  std::unordered_map<std::string, std::shared_ptr<const CompiledDefinition>> by_kind_;
 };
 
 // Compiled definitions kept by their text, so a reload recompiles only what changed (compiling costs

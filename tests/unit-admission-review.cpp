@@ -2,8 +2,6 @@
 
 #include <optional>
 #include <string>
-#include <thread>
-#include <vector>
 
 #include "admission/admission_review.h"
 
@@ -79,34 +77,6 @@ TEST_CASE("a request's uid and username stay valid as long as the request, copie
         json{{"apiVersion", "admission.k8s.io/v1"},
              {"kind", "AdmissionReview"},
              {"response", {{"allowed", true}, {"status", {{"code", 200}}}, {"uid", "11111111-aaaa-bbbb-cccc-000000000001"}}}});
-}
-
-TEST_CASE("a review's document may be let go by another thread than the one that decoded it") {
-  // A document's block is kept by the thread that lets it go, for that thread's next review.
-  auto review = [](int i) {
-    return R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u-)" + std::to_string(i) +
-           R"(","kind":{"group":"","version":"v1","kind":"Pod"},"operation":"CREATE","object":{"n":)" + std::to_string(i) + "}}}";
-  };
-  std::vector<karta::AdmissionRequest> decoded;
-  for (int i = 0; i < 3; ++i) {
-    auto decoding = karta::decode_admission_review(review(i));
-    REQUIRE(decoding.review.has_value());
-    decoded.push_back(std::move(decoding.review->request));
-  }
-  std::thread([&] {
-    for (int i = 3; i < 6; ++i) {  // decoded here, with the blocks this thread gets back
-      decoded.pop_back();
-      auto decoding = karta::decode_admission_review(review(i));
-      CHECK(decoding.review.has_value());  // not REQUIRE: its throw would end the process from this thread
-      if (!decoding.review) continue;
-      CHECK(decoding.review->request.uid == "u-" + std::to_string(i));
-      CHECK(karta::to_json(*decoding.review->request.object) == json{{"n", i}});
-    }
-  }).join();
-  REQUIRE(decoded.empty());
-  auto decoding = karta::decode_admission_review(review(6));  // this thread's own spare, if any
-  REQUIRE(decoding.review.has_value());
-  CHECK(karta::to_json(*decoding.review->request.object) == json{{"n", 6}});
 }
 
 TEST_CASE("a malformed envelope is refused with what is wrong and where") {

@@ -264,34 +264,6 @@ TEST_CASE("a kind is found by its group, version and kind, each compared whole")
     CHECK(catalog.find_entry(kind).definition == nullptr);
     CHECK(catalog.find_key(kind) == nullptr);
   }
-  // Two kinds whose "group/version/kind" texts are the same, the '/' in another part: both are kept, each
-  // found as itself (one key string for both made the second replace the first).
-  auto definition_of = [](const std::string& group, const std::string& version) {
-    return test::compile_definition(R"(apiVersion: run.ai/v1alpha1
-kind: Karta
-metadata: {name: slashes}
-spec:
-  structureDefinition:
-    rootComponent:
-      name: root
-      kind: {group: ")" + group + R"(", version: ")" + version + R"(", kind: Thing}
-      specDefinition:
-        podTemplateSpecPath: .spec.template
-      statusDefinition:
-        statusMappings:
-          running: [{byConditions: [{type: Ready, status: "True"}]}]
-)");
-  };
-  karta::Catalog slashes;
-  auto first = definition_of("a/b", "c");
-  auto second = definition_of("a", "b/c");
-  slashes.add(first);
-  slashes.add(second);
-  CHECK(slashes.size() == 2);
-  CHECK(slashes.find(karta::GroupVersionKind{"a/b", "c", "Thing"}) == first.get());
-  CHECK(slashes.find(karta::GroupVersionKind{"a", "b/c", "Thing"}) == second.get());
-  CHECK(slashes.find(karta::GroupVersionKind{"a", "b", "c/Thing"}) == nullptr);
-  CHECK(*slashes.find_key(karta::GroupVersionKind{"a", "b/c", "Thing"}) == "a/b/c/Thing");
 }
 
 TEST_CASE("every simple catalog path gives what libjq gives, on every sample") {
