@@ -224,8 +224,9 @@ const ExpressionOutcome& DefinitionEvaluation::places_of(ExpressionId id) {
     return keep(id, std::move(outcome));
   }
   if (e.native) {
-    ExpressionOutcome outcome = fresh_outcome();
-    if (e.native->evaluate_into(object_, kMaxExpressionOutputs, outcome.values)) return keep(id, std::move(outcome));
+    if (auto values = e.native->evaluate(object_, kMaxExpressionOutputs)) {
+      return keep(id, ExpressionOutcome{{}, {}, std::move(*values), std::nullopt, false});
+    }
   }
   run_bundle(e.group);
   return *outcomes_[id].outcome;

@@ -54,7 +54,7 @@ struct ExpressionOutcome {
   std::pmr::vector<std::optional<JsonElement>> places;
   // Value mode. Left empty by DefinitionEvaluation::places_of() for a simple path (its places hold the
   // outputs), and filled from them when outcome() is asked for the same expression.
-  std::pmr::vector<json> values;
+  std::vector<json> values;
   std::optional<std::string> error;          // what ended evaluation early
   bool capped = false;                       // more than kMaxExpressionOutputs outputs
 };
@@ -164,8 +164,6 @@ class DefinitionEvaluation {
   const ExpressionOutcome& places_of(ExpressionId id);
   JsonElement object() const { return object_; }
   const CompiledDefinition& definition() const { return definition_; }
-  // Memory let go with this evaluation, for lists that do not outlive it (the locator's instance ids).
-  std::pmr::memory_resource* arena() { return &arena_; }
 
  private:
   void run_bundle(ExpressionGroup group);
@@ -176,16 +174,15 @@ class DefinitionEvaluation {
   // An empty outcome whose lists allocate from arena_.
   ExpressionOutcome fresh_outcome() {
     return ExpressionOutcome{std::pmr::vector<JsonPointer>(&arena_),
-                             std::pmr::vector<std::optional<JsonElement>>(&arena_), std::pmr::vector<json>(&arena_),
-                             std::nullopt, false};
+                             std::pmr::vector<std::optional<JsonElement>>(&arena_), {}, std::nullopt, false};
   }
 
   const CompiledDefinition& definition_;
   JsonElement object_;
-  // Where the outcomes' lists are kept: a buffer in this object first (the demo JobSet's evaluation needs
-  // some 1.3 KB), then blocks from the heap, all let go at once with the evaluation. They were five of the
-  // demo admission's allocations: a simple path's pointers and places, its instance ids' places, the
-  // replica counts, the ids as names. Declared before the outcomes, so it outlives them.
+  // Where the outcomes' pointers and places are kept: a buffer in this object first (the demo JobSet's
+  // evaluation needs some 1.2 KB), then blocks from the heap, all let go at once with the evaluation. A
+  // simple path's two lists were two of an admission's allocations, and its instance ids a third. Declared
+  // before the outcomes, so it outlives them.
   static constexpr std::size_t kArenaInPlace = 2048;
   alignas(std::max_align_t) std::array<std::byte, kArenaInPlace> arena_buffer_;
   std::pmr::monotonic_buffer_resource arena_{arena_buffer_.data(), arena_buffer_.size()};

@@ -458,22 +458,19 @@ class Evaluator {
 }  // namespace
 
 std::optional<NativeExpression> NativeExpression::parse(std::string_view expression) {
+  NodePtr root = parse_native_expression(expression);
+  if (!root) return std::nullopt;
   NativeExpression native;
-  native.root_ = parse_native_expression(expression);
-  return native.root_ ? std::optional<NativeExpression>(std::move(native)) : std::nullopt;
+  native.root_ = std::move(root);
+  return native;
 }
 
 std::optional<std::vector<json>> NativeExpression::evaluate(JsonElement input, std::size_t max_outputs) const {
-  std::pmr::vector<json> values;
-  if (!evaluate_into(input, max_outputs, values)) return std::nullopt;
-  return std::vector<json>(std::make_move_iterator(values.begin()), std::make_move_iterator(values.end()));
-}
-
-bool NativeExpression::evaluate_into(JsonElement input, std::size_t max_outputs, std::pmr::vector<json>& values) const {
   Stream outputs;
   Evaluator evaluator(max_outputs);  // holds the keys the outputs may point to, until they are converted
-  if (!evaluator.run(*root_, element_value(input), outputs)) return false;
-  values.reserve(values.size() + outputs.size());
+  if (!evaluator.run(*root_, element_value(input), outputs)) return std::nullopt;
+  std::vector<json> values;
+  values.reserve(outputs.size());
   for (const auto& v : outputs) {
     switch (v.kind) {
       case Value::Kind::Null:
@@ -493,7 +490,7 @@ bool NativeExpression::evaluate_into(JsonElement input, std::size_t max_outputs,
         break;
     }
   }
-  return true;
+  return values;
 }
 
 }  // namespace karta

@@ -22,7 +22,6 @@
 // arbitrary expressions and documents.
 
 #include <memory>
-#include <memory_resource>
 #include <optional>
 #include <string_view>
 #include <vector>
@@ -41,9 +40,6 @@ class NativeExpression {
   // jq's outputs on `input`, as jq_program.h converts them (integral numbers as integers); nullopt
   // where jq's answer may differ, and jq must decide. At most `max_outputs` outputs, else nullopt.
   std::optional<std::vector<json>> evaluate(JsonElement input, std::size_t max_outputs) const;
-  // The same, the outputs appended to `values` (a definition's evaluation keeps them in its arena);
-  // false, with `values` untouched, where evaluate() gives nullopt.
-  bool evaluate_into(JsonElement input, std::size_t max_outputs, std::pmr::vector<json>& values) const;
 
   struct Node;
 

@@ -90,7 +90,7 @@ class Locator {
     return find_at(evaluation_.object(), outcome.pointers[i]);
   }
 
-  const std::pmr::vector<json>* values(ExpressionId id) {
+  const std::vector<json>* values(ExpressionId id) {
     if (id == kNoExpression) return nullptr;
     const auto& outcome = evaluation_.outcome(id);
     note_problems(outcome, id);
@@ -99,11 +99,11 @@ class Locator {
 
   // The instance ids expression `id` gives, as names (instance_name); nothing without the expression.
   // A simple path's ids are read where they are in the object, not converted to json first.
-  std::optional<std::pmr::vector<std::string>> names(ExpressionId id) {
+  std::optional<std::vector<std::string>> names(ExpressionId id) {
     if (id == kNoExpression) return std::nullopt;
     const auto& outcome = evaluation_.places_of(id);
     note_problems(outcome, id);
-    std::pmr::vector<std::string> names(evaluation_.arena());
+    std::vector<std::string> names;
     if (!outcome.places.empty()) {
       names.reserve(outcome.places.size());
       for (const auto& place : outcome.places) names.push_back(place ? instance_name(*place) : std::string());

@@ -548,7 +548,7 @@ TEST_CASE("a Grove-like definition selecting cliques with index($n) validates ag
     karta::DefinitionEvaluation evaluation(*definition, document.root());
     const auto& outcome = evaluation.outcome(instances);
     CHECK_FALSE(outcome.error.has_value());
-    return std::vector<json>(outcome.values.begin(), outcome.values.end());  // a copy: the evaluation goes
+    return outcome.values;
   };
   // The cliques that no scaling group names.
   CHECK(cliques("podcliqueset-1.yaml") == std::vector<json>{"pca", "pcd"});

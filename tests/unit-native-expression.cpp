@@ -342,7 +342,7 @@ TEST_CASE("a definition answers through jq when native evaluation gives up") {
   karta::DefinitionEvaluation evaluation(*definition, document.root());
   const auto& outcome = evaluation.outcome(replicas);
   CHECK_FALSE(outcome.error.has_value());
-  CHECK(outcome.values == std::pmr::vector<json>{6, 2});
+  CHECK(outcome.values == std::vector<json>{6, 2});
 }
 
 TEST_CASE("every native catalog expression gives what libjq gives, on every sample") {
