@@ -24,8 +24,9 @@ jobs=${KARTA_JOBS:-2}
 read -r -a extra <<<"${KARTA_CMAKE_ARGS:-}"
 
 say() { printf 'build-release: %s\n' "$*" >&2; }
-# Link-time optimization too (CMake's IPO: GCC's -flto): with the profile, the demo admission took 4.18 us
-# instead of 4.45 and Milvus 23.4 instead of 25.6 (bench/README.md, issue 24's thirteenth round).
+# Link-time optimization too (CMake's IPO: GCC's -flto): with the profile, the demo admission took 4.16 us
+# instead of 4.43 and Milvus 23.3 instead of 25.4, best of alternated runs (bench/README.md, issue 24's
+# thirteenth round).
 configure() { cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release -DCMAKE_INTERPROCEDURAL_OPTIMIZATION=ON "${extra[@]}" "$@" >/dev/null; }
 
 if [[ ${KARTA_PGO:-1} == 0 ]]; then
