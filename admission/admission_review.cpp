@@ -1,16 +1,9 @@
 #include "admission/admission_review.h"
 
+#include "admission/base64.h"
 #include "json/json_text.h"
 
 #include <algorithm>
-#include <array>
-#include <bit>
-#include <cstdint>
-#include <cstring>
-
-#if defined(__x86_64__)
-#include <immintrin.h>
-#endif
 
 namespace karta {
 
@@ -269,101 +262,6 @@ std::string encode_admission_review(const AdmissionDecision& decision, std::stri
   out += "}}"sv;
   return out;
 }
-
-namespace {
-
-constexpr char kBase64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-// The two base64 characters of every 12-bit group: two lookups per three bytes instead of four.
-constexpr std::array<char, 2 * 4096> kBase64Pairs = [] {
-  std::array<char, 2 * 4096> table{};
-  for (int i = 0; i < 4096; ++i) {
-    table[2 * i] = kBase64[i >> 6];
-    table[2 * i + 1] = kBase64[i & 63];
-  }
-  return table;
-}();
-
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define KARTA_BASE64_SSSE3 1
-// Twelve bytes to sixteen characters a step with SSSE3's byte shuffle (Wojciech Muła's method, "Base64
-// encoding with SIMD instructions"): each three bytes spread over a 32-bit lane, their four 6-bit fields
-// moved to a byte each by two multiplies, and each field made its character by adding an offset from a
-// 16-entry table. Each step reads 16 bytes, so it stops at least 4 bytes before the end; returns the
-// bytes encoded. Compiled for SSSE3 alone and called only where the processor has it.
-__attribute__((target("ssse3"))) std::size_t append_base64_ssse3(char* out, const unsigned char* in, std::size_t size) {
-  const __m128i spread = _mm_set_epi8(10, 11, 9, 10, 7, 8, 6, 7, 4, 5, 3, 4, 1, 2, 0, 1);
-  const __m128i offsets = _mm_setr_epi8('a' - 26, '0' - 52, '0' - 52, '0' - 52, '0' - 52, '0' - 52, '0' - 52, '0' - 52,
-                                        '0' - 52, '0' - 52, '0' - 52, '+' - 62, '/' - 63, 'A', 0, 0);
-  std::size_t i = 0;
-  for (; i + 16 <= size; i += 12, out += 16) {
-    const __m128i v = _mm_shuffle_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(in + i)), spread);
-    const __m128i first_and_third =
-        _mm_mulhi_epu16(_mm_and_si128(v, _mm_set1_epi32(0x0fc0fc00)), _mm_set1_epi32(0x04000040));
-    const __m128i second_and_fourth =
-        _mm_mullo_epi16(_mm_and_si128(v, _mm_set1_epi32(0x003f03f0)), _mm_set1_epi32(0x01000010));
-    const __m128i fields = _mm_or_si128(first_and_third, second_and_fourth);  // a 6-bit value a byte
-    // Which offset: 13 for 0-25 ('A'), 0 for 26-51 ('a'), 1-10 for the digits, 11 for '+', 12 for '/'.
-    __m128i row = _mm_subs_epu8(fields, _mm_set1_epi8(51));
-    row = _mm_or_si128(row, _mm_and_si128(_mm_cmpgt_epi8(_mm_set1_epi8(26), fields), _mm_set1_epi8(13)));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(out), _mm_add_epi8(fields, _mm_shuffle_epi8(offsets, row)));
-  }
-  return i;
-}
-#endif
-
-}  // namespace
-
-void append_base64(std::string& out, std::string_view bytes) {
-  const std::size_t start = out.size();
-  out.resize(start + (bytes.size() + 2) / 3 * 4, '=');
-  char* o = out.data() + start;
-  const auto* in = reinterpret_cast<const unsigned char*>(bytes.data());
-  const std::size_t size = bytes.size();
-  std::size_t i = 0;
-#if defined(KARTA_BASE64_SSSE3)
-  static const bool ssse3 = __builtin_cpu_supports("ssse3");
-  if (ssse3) {
-    i = append_base64_ssse3(o, in, size);
-    o += i / 3 * 4;
-  }
-#endif
-  // Six bytes at a time from one eight-byte load (read as big-endian: the first byte is the highest), four
-  // lookups written as one eight-byte store.
-  for (; i + 8 <= size; i += 6, o += 8) {
-    std::uint64_t w;
-    std::memcpy(&w, in + i, 8);
-    if constexpr (std::endian::native == std::endian::little) w = __builtin_bswap64(w);
-    char chars[8];
-    std::memcpy(chars, &kBase64Pairs[2 * ((w >> 52) & 4095)], 2);
-    std::memcpy(chars + 2, &kBase64Pairs[2 * ((w >> 40) & 4095)], 2);
-    std::memcpy(chars + 4, &kBase64Pairs[2 * ((w >> 28) & 4095)], 2);
-    std::memcpy(chars + 6, &kBase64Pairs[2 * ((w >> 16) & 4095)], 2);
-    std::memcpy(o, chars, 8);
-  }
-  for (; i + 2 < size; i += 3, o += 4) {
-    unsigned n = (unsigned{in[i]} << 16) | (unsigned{in[i + 1]} << 8) | in[i + 2];
-    std::memcpy(o, &kBase64Pairs[2 * (n >> 12)], 2);
-    std::memcpy(o + 2, &kBase64Pairs[2 * (n & 4095)], 2);
-  }
-  if (i < size) {  // one or two bytes left; the '=' padding is already there
-    unsigned n = unsigned{in[i]} << 16;
-    if (i + 1 < size) n |= unsigned{in[i + 1]} << 8;
-    o[0] = kBase64[(n >> 18) & 63];
-    o[1] = kBase64[(n >> 12) & 63];
-    if (i + 1 < size) o[2] = kBase64[(n >> 6) & 63];
-  }
-}
-
-std::string base64_encode(std::string_view bytes) {
-  std::string out;
-  append_base64(out, bytes);
-  return out;
-}
-
-}  // namespace karta
-
-namespace karta {
 
 AdmissionRequest request_for_object(const json& object, const std::string& operation) {
   AdmissionRequest request;

@@ -83,10 +83,6 @@ struct AdmissionDecision {
 std::string encode_admission_review(const AdmissionDecision& decision, std::string_view uid,
                                     std::string_view review_api_version = kReviewApiVersion);
 
-std::string base64_encode(std::string_view bytes);
-// The same, appended to `out`.
-void append_base64(std::string& out, std::string_view bytes);
-
 }  // namespace karta
 
 namespace karta {

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "admission/admission_review.h"
+#include "admission/base64.h"
 
 namespace unit_admission_review {  // this file's names, apart from other tests' in a unity build
 
@@ -156,10 +157,11 @@ TEST_CASE("base64 matches RFC 4648's test vectors") {
   CHECK(karta::base64_encode("foobar") == "Zm9vYmFy");
 }
 
-TEST_CASE("base64 agrees with a bit-by-bit encoder at every length, whatever the bytes") {
-  // The encoder takes twelve bytes at a time while sixteen can be read (SSSE3, where the processor has
-  // it), then six while eight can be, then three, then the padded tail: every length up to 100 meets
-  // each of those paths and each way they hand over.
+TEST_CASE("base64 agrees with a bit-by-bit encoder at every length, whatever the bytes, with every kernel") {
+  // The widest kernel takes forty-eight bytes at a time while sixty-four can be read (AVX-512 VBMI, where
+  // the processor has it), then twelve while sixteen can be (SSSE3), then six while eight can be, then
+  // three, then the padded tail: every length up to 300 meets each of those steps and each way they hand
+  // over, and every byte value is met at each position of a three-byte group.
   auto reference = [](const std::string& bytes) {
     static const std::string alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     std::string out;
@@ -174,18 +176,39 @@ TEST_CASE("base64 agrees with a bit-by-bit encoder at every length, whatever the
     while (out.size() % 4 != 0) out += '=';
     return out;
   };
-  std::string bytes;
-  std::size_t compared = 0;
-  for (std::size_t length = 0; length <= 100; ++length) {
-    CAPTURE(length);
-    CHECK(karta::base64_encode(bytes) == reference(bytes));
-    ++compared;
-    bytes += static_cast<char>((length * 97 + 13) % 256);  // bytes with the high bit set and clear
+  const auto& kernels = karta::available_base64_kernels();
+  REQUIRE(!kernels.empty());
+  CHECK(kernels.front() == karta::Base64Kernel::Scalar);
+  std::string all_bytes;
+  for (int round = 0; round < 3; ++round) {
+    for (int c = 0; c < 256; ++c) all_bytes += static_cast<char>((c * 97 + 13 + round * 256 / 3) % 256);
   }
-  CHECK(compared == 101);
+  std::size_t compared = 0;
+  for (karta::Base64Kernel kernel : kernels) {
+    CAPTURE(karta::kernel_name(kernel));
+    for (std::size_t length = 0; length <= 300; ++length) {
+      CAPTURE(length);
+      std::string bytes = all_bytes.substr(length % 3, length);
+      std::string out = "prefix:";  // appended after what is there
+      karta::append_base64(out, bytes, kernel);
+      CHECK(out == "prefix:" + reference(bytes));
+      ++compared;
+    }
+    // Every byte value at each of a group's three positions, past the widest kernel's step.
+    for (std::size_t shift = 0; shift < 3; ++shift) {
+      std::string bytes = all_bytes.substr(shift);
+      std::string out;
+      karta::append_base64(out, bytes, kernel);
+      CHECK(out == reference(bytes));
+    }
+  }
+  CHECK(compared == 301 * kernels.size());
+  MESSAGE("base64 kernels compared: " << kernels.size() << ", the widest " << karta::kernel_name(kernels.back()));
   CHECK(karta::base64_encode(std::string(40, '\xff')) == std::string(52, '/') + "/w==");
   CHECK(karta::base64_encode(std::string(12, '\xff')) == "////////////////");
   CHECK(karta::base64_encode(std::string(12, '\0')) == "AAAAAAAAAAAAAAAA");
+  CHECK(karta::base64_encode(std::string(96, '\0')) == std::string(128, 'A'));
+  CHECK(karta::base64_encode(std::string(96, '\xff')) == std::string(128, '/'));
 }
 
 }  // namespace unit_admission_review
