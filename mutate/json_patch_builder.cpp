@@ -142,11 +142,13 @@ void JsonPatchBuilder::push_operation(std::string_view kept_path, Node* value, c
 }
 
 std::string_view JsonPatchBuilder::member_path(std::string_view map, std::string_view key) {
-  const std::size_t size = map.size() + 1 + escaped_pointer_token_size(key);
+  const std::size_t escaped = escaped_pointer_token_size(key);
+  const std::size_t size = map.size() + 1 + escaped;
   char* out = static_cast<char*>(arena_.resource()->allocate(size, 1));
   std::memcpy(out, map.data(), map.size());
   out[map.size()] = '/';
-  write_escaped_pointer_token(out + map.size() + 1, key);
+  if (escaped == key.size()) std::memcpy(out + map.size() + 1, key.data(), key.size());  // nothing to escape
+  else write_escaped_pointer_token(out + map.size() + 1, key);
   return {out, size};
 }
 
