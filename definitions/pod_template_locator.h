@@ -12,6 +12,10 @@
 namespace karta {
 
 struct PodTemplateLocation {
+  // Written out so that a value-initialized one (`emplace_back()`, `= PodTemplateLocation()`) is not
+  // first cleared whole, 1.4 KB of inline pointer storage, before its members are constructed.
+  PodTemplateLocation() noexcept {}
+
   std::string component;  // the definition's component name
   std::string instance;   // instance id: "leader", "Worker", or the component name
   SpecKind kind = SpecKind::None;

@@ -155,6 +155,7 @@ MutationOutcome mutate_workload(JsonElement object, const CompiledDefinition& de
   values.group = kind.group;
 
   const PodTemplatePolicy& pod_policy = policy.pod_templates;
+  JsonPointer under_spec;  // a list or map of a template's pod spec, built in place for each
   for (std::size_t i = 0; i < analysis.layout.templates.size(); ++i) {
     const PodTemplateLocation& t = analysis.layout.templates[i];
     const PodRequests& requests = analysis.per_pod[i];
@@ -197,23 +198,26 @@ MutationOutcome mutate_workload(JsonElement object, const CompiledDefinition& de
       }
     }
     if (requests.gpus > 0) {
-      std::optional<JsonPointer> tolerations;
+      // The pod spec's list or map, or the fragmented template's own pointer to it. (A pointer and not a
+      // std::optional<JsonPointer>: GCC clears an empty optional's whole storage, 120 bytes, with `rep
+      // stos`.)
+      auto in_pod_spec = [&](const std::optional<JsonPointer>& fragment, std::string_view member) -> const JsonPointer* {
+        if (!t.pod_spec) return fragment ? &*fragment : nullptr;
+        under_spec = *t.pod_spec;
+        under_spec.append_escaped(member);
+        return &under_spec;
+      };
       if (!policy.gpu.tolerations.empty()) {
-        if (t.pod_spec) tolerations.emplace(*t.pod_spec).append_escaped("/tolerations");
-        else tolerations = t.tolerations;
+        if (const JsonPointer* tolerations = in_pod_spec(t.tolerations, "/tolerations")) {
+          mutator.append_all(*tolerations, policy.gpu.tolerations, policy.gpu.tolerations_text, where);
+        }
       }
-      if (tolerations) {
-        mutator.append_all(*tolerations, policy.gpu.tolerations, policy.gpu.tolerations_text, where);
-      }
-      std::optional<JsonPointer> node_selector;
       if (!policy.gpu.node_selector.empty()) {
-        if (t.pod_spec) node_selector.emplace(*t.pod_spec).append_escaped("/nodeSelector");
-        else node_selector = t.node_selector;
-      }
-      if (node_selector) {
-        for (const auto& [key, value] : policy.gpu.node_selector) {  // written unfilled: checked when read
-          if (has_placeholder(value)) mutator.label(*node_selector, key, value, false, where);
-          else mutator.label_checked(*node_selector, key, value, no_error, false, where);
+        if (const JsonPointer* node_selector = in_pod_spec(t.node_selector, "/nodeSelector")) {
+          for (const auto& [key, value] : policy.gpu.node_selector) {  // written unfilled: checked when read
+            if (has_placeholder(value)) mutator.label(*node_selector, key, value, false, where);
+            else mutator.label_checked(*node_selector, key, value, no_error, false, where);
+          }
         }
       }
     }
