@@ -144,10 +144,11 @@ std::optional<std::string> SimplePath::evaluate_into(JsonElement document, std::
   // back to where a list's (or map's) element starts: a place is copied only when it is a match. Each
   // `[]` being iterated is a level; fields and indexes between them are walked in place.
   struct Level {
-    std::size_t step;          // the Iterate step
-    std::size_t pointer_size;  // the pointer's length at the list or map
-    bool is_array;
-    simdjson::dom::array::iterator item, end;                    // an array's next element
+    Level() noexcept {}  // written out: emplace_back() would clear the whole level first (`rep stos`)
+    std::size_t step = 0;          // the Iterate step
+    std::size_t pointer_size = 0;  // the pointer's length at the list or map
+    bool is_array = false;
+    simdjson::dom::array::iterator item{}, end{};                // an array's next element
     std::size_t index = 0;                                       // and its index (or the member's)
     std::vector<std::pair<std::string_view, JsonElement>> members;  // a map's members, in key order
   };
