@@ -2,7 +2,9 @@
 
 // Evaluation of the native grammar's tree (native_expression_node.h, read by native_expression_parser.cpp)
 // on a simdjson element: streams of values where jq would stream, one value at a time where a node is
-// single, giving up wherever jq 1.6's answer could differ.
+// single, giving up wherever jq 1.6's answer could differ. Longer than 500 lines because run() and one()
+// take the grammar's nodes case by case, streamed and single, and must agree case for case: they stay
+// side by side.
 
 #include <algorithm>
 #include <cmath>
@@ -35,14 +37,12 @@ struct Value {
     v.text = text;
     return v;
   }
-
   static Value of_bool(bool b) {
     Value v;
     v.kind = Kind::Bool;
     v.flag = b;
     return v;
   }
-
   static Value of_number(double n) {
     Value v;
     v.kind = Kind::Number;
@@ -232,35 +232,46 @@ class Evaluator {
   }
 
  private:
-  // A field or an index step on one value: null gives null; false where jq stops with an error.
-  static bool index_one(const SimplePath::Step& step, const Value& v, Value& result) {
-    if (v.kind == Value::Kind::Null) {
-      result = Value{};
-      return true;
-    }
+  // A field or an index step from a place, taken in place: Null where jq gives null (a missing member or
+  // item, or a null one), Error where it stops with an error. Values are stepped where they are, never
+  // through a copy: each copy was written field by field and read back whole, a store the processor
+  // could not forward (a quarter of this evaluator's time: bench/README.md, issue 24, fourteenth round).
+  enum class Stepped { Found, Null, Error };
+  static Stepped step_from(const SimplePath::Step& step, JsonElement& place) {
     if (const auto* field = std::get_if<SimplePath::Field>(&step)) {
-      if (v.kind != Value::Kind::Element || !v.element.is_object()) return false;  // jq: Cannot index ... with "..."
-      auto found = member(v.element, field->name);
-      result = found ? element_value(*found) : Value{};
-      return true;
+      if (!place.is_object()) return Stepped::Error;  // jq: Cannot index ... with "..."
+      auto found = member(place, field->name);
+      if (!found || found->is_null()) return Stepped::Null;
+      place = *found;
+      return Stepped::Found;
     }
-    const auto& index = std::get<SimplePath::Index>(step);
-    if (v.kind != Value::Kind::Element || !v.element.is_array()) return false;
-    auto item = array_of(v.element).at(index.index);
-    result = item.error() ? Value{} : element_value(item.value_unsafe());
-    return true;
+    if (!place.is_array()) return Stepped::Error;
+    auto item = array_of(place).at(std::get<SimplePath::Index>(step).index);
+    if (item.error() || item.value_unsafe().is_null()) return Stepped::Null;
+    place = item.value_unsafe();
+    return Stepped::Found;
   }
 
   // A single node's one value, as run() would stream it: the same steps in the same order, the same
   // cases given up.
   static bool one(const Node& node, const Value& input, Value& result) {
     switch (node.kind) {
-      case Node::Kind::Path: {
-        Value v = input;
-        for (const auto& step : node.path.steps()) {  // fields and indexes only
-          if (!index_one(step, Value(v), v)) return false;
+      case Node::Kind::Path: {  // fields and indexes only; null stays null through every step
+        if (node.path.steps().empty() || input.kind == Value::Kind::Null) {
+          result = input;
+          return true;
         }
-        result = v;
+        if (input.kind != Value::Kind::Element) return false;  // jq: Cannot index ...
+        JsonElement place = input.element;
+        for (const auto& step : node.path.steps()) {
+          const Stepped stepped = step_from(step, place);
+          if (stepped == Stepped::Error) return false;
+          if (stepped == Stepped::Null) {
+            result = Value{};  // and null past it
+            return true;
+          }
+        }
+        result = element_value(place);
         return true;
       }
       case Node::Kind::Number:
@@ -411,7 +422,10 @@ class Evaluator {
       if (!std::holds_alternative<SimplePath::Iterate>(step)) {
         // A field or an index maps each value to one: done in place, in order.
         for (auto& v : current) {
-          if (!index_one(step, Value(v), v)) return false;
+          if (v.kind == Value::Kind::Null) continue;
+          const Stepped stepped = v.kind == Value::Kind::Element ? step_from(step, v.element) : Stepped::Error;
+          if (stepped == Stepped::Error) return false;
+          if (stepped == Stepped::Null) v = Value{};
         }
         continue;
       }
