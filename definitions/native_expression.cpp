@@ -235,7 +235,8 @@ class Evaluator {
   // A field or an index step from a place, taken in place: Null where jq gives null (a missing member or
   // item, or a null one), Error where it stops with an error. Values are stepped where they are, never
   // through a copy: each copy was written field by field and read back whole, a store the processor
-  // could not forward (a quarter of this evaluator's time: bench/README.md, issue 24, fourteenth round).
+  // could not forward (a quarter of one()'s samples in a profile: bench/README.md, issue 24, fourteenth
+  // round).
   enum class Stepped { Found, Null, Error };
   static Stepped step_from(const SimplePath::Step& step, JsonElement& place) {
     if (const auto* field = std::get_if<SimplePath::Field>(&step)) {

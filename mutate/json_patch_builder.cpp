@@ -147,7 +147,7 @@ std::string_view JsonPatchBuilder::member_path(std::string_view map, std::string
   char* out = static_cast<char*>(arena_.resource()->allocate(size, 1));
   std::memcpy(out, map.data(), map.size());
   out[map.size()] = '/';
-  if (escaped == key.size()) std::memcpy(out + map.size() + 1, key.data(), key.size());  // nothing to escape
+  if (escaped == key.size()) key.copy(out + map.size() + 1, key.size());  // nothing to escape
   else write_escaped_pointer_token(out + map.size() + 1, key);
   return {out, size};
 }
