@@ -367,7 +367,7 @@ HttpsServer::HttpsServer(ServerOptions options, std::shared_ptr<CertificateStore
       routes_(std::move(routes)),
       contexts_(make_contexts(options_.threads)),
       acceptor_(control()),
-      certificate_timer_(control()),
+      certificate_timer_(housekeeping_.get_executor()),
       drain_timer_(control()),
       signals_(control()) {
   for (auto& context : contexts_) work_guards_.push_back(net::make_work_guard(*context));
@@ -405,12 +405,13 @@ void HttpsServer::run(bool handle_signals) {
     });
   }
   do_accept();
-  poll_certificates();
+  net::post(housekeeping_, [this] { poll_certificates(); });
   std::vector<std::thread> threads;
   for (std::size_t i = 1; i < contexts_.size(); ++i) threads.emplace_back([this, i] { contexts_[i]->run(); });
   control().run();
   for (auto& thread : threads) thread.join();
   offload_pool_.join();
+  housekeeping_.join();
 }
 
 void HttpsServer::shutdown() {
@@ -425,7 +426,8 @@ void HttpsServer::shutdown() {
 void HttpsServer::begin_drain() {
   beast::error_code ec;
   acceptor_.close(ec);
-  certificate_timer_.cancel();
+  // The timer belongs to the housekeeping thread: cancelled there, not from this one.
+  net::post(housekeeping_, [this] { certificate_timer_.cancel(); });
   signals_.cancel();
   // Take owning references under the lock, drain outside it: the last reference to a session may be
   // dropped here, and its destructor takes the same lock to unregister.

@@ -88,7 +88,8 @@ class HttpsServer {
   // Runs on the thread that closed the last open connection, at most once a second: nothing is in flight
   // (the webhook returns the memory freed to the kernel then). Set before run().
   void set_on_idle(std::function<void()> callback) { on_idle_ = std::move(callback); }
-  // Told of every certificate reload attempt that found changed files: true when it was loaded.
+  // Told of every certificate reload attempt that found changed files: true when it was loaded. Runs on
+  // the server's housekeeping thread, not on a thread that serves connections.
   void set_on_certificate_reload(std::function<void(bool)> callback) { on_certificate_reload_ = std::move(callback); }
 
   std::size_t open_connections() const;
@@ -124,6 +125,10 @@ class HttpsServer {
   std::size_t next_context_ = 0;        // round-robin; touched only by the acceptor's handler
   boost::asio::io_context& control() { return *contexts_.front(); }
   boost::asio::ip::tcp::acceptor acceptor_;
+  // The TLS files are read here, on a thread of its own, never on a thread that serves connections: a
+  // read costs a dozen system calls every poll, and a volume that stalls (a remote mount, say) would
+  // stall every admission with it. Declared before its timer, which must not outlive it.
+  boost::asio::thread_pool housekeeping_{1};
   boost::asio::steady_timer certificate_timer_;
   boost::asio::steady_timer drain_timer_;
   boost::asio::signal_set signals_;
@@ -133,7 +138,7 @@ class HttpsServer {
   std::function<void()> on_idle_;
   std::chrono::steady_clock::time_point last_idle_{};  // guarded by sessions_mutex_
   std::function<void(bool)> on_certificate_reload_;
-  std::string last_certificate_error_;
+  std::string last_certificate_error_;  // touched by housekeeping_'s thread only
   std::atomic<bool> stopping_{false};
 };
 

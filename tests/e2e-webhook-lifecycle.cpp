@@ -4,10 +4,12 @@
 #include <doctest/doctest.h>
 
 #include <csignal>
+#include <future>
 #include <string>
 #include <utility>
 #include <vector>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -90,6 +92,76 @@ TEST_CASE("a replaced certificate is served to new connections within seconds, w
   CHECK(new_serial != old_serial);
   // The connection opened before the rotation keeps working.
   CHECK(before.request("GET", "/healthz").status == 200);
+}
+
+TEST_CASE("a certificate file whose read stalls stalls no request: the TLS files are read off the serving threads") {
+  test::RunningWebhook running;  // polls the TLS files every 100 ms
+  test::HttpsClient kept(running.port, running.certificates.ca);
+  REQUIRE(kept.request("GET", "/healthz").status == 200);
+
+  // A FIFO that no one writes to stands in for a stalled volume: opening it to read blocks. It takes the
+  // certificate's path (renamed over it, as a volume update does) and keeps a name of its own.
+  const auto fifo = running.dir.path / "stalled.fifo";
+  const auto saved = running.dir.path / "tls.crt.saved";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  std::filesystem::copy_file(running.certificates.certificate, saved);
+  auto fifo_link = running.certificates.certificate;
+  fifo_link += ".fifo";
+  REQUIRE(::link(fifo.c_str(), fifo_link.c_str()) == 0);
+  std::filesystem::rename(fifo_link, running.certificates.certificate);
+  // Puts the certificate back, then lets the blocked reader go (a writer's open and close give it an empty
+  // file, and its next read finds the certificate). Returns whether a reader was waiting: a writer opens
+  // a FIFO without blocking only while one waits in its open. Run however the test ends, so the webhook
+  // can shut down.
+  struct Unstall {
+    std::filesystem::path certificate, saved, fifo;
+    bool done = false;
+    bool release() {
+      done = true;
+      std::filesystem::rename(saved, certificate);
+      int writer = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK);
+      if (writer < 0) return false;
+      ::close(writer);
+      return true;
+    }
+    ~Unstall() {
+      if (!done) release();
+    }
+  } unstall{running.certificates.certificate, saved, fifo};
+  std::this_thread::sleep_for(500ms);  // five polls: one of them is blocked on the FIFO by now
+
+  // While it is blocked: the connection already open, and a new one (accepted, handshaken) with an
+  // admission on it. On a thread of their own, waited for with a time limit: the test client's calls
+  // block without one.
+  struct Answers {
+    int kept_healthz = 0, fresh_mutate = 0, kept_readyz = 0;
+    json fresh_response;
+  };
+  std::promise<Answers> promise;
+  auto future = promise.get_future();
+  std::thread during_stall([&] {
+    Answers answers;
+    answers.kept_healthz = kept.request("GET", "/healthz").status;
+    test::HttpsClient fresh(running.port, running.certificates.ca);
+    json object = json::parse(R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","namespace":"ml"}})");
+    const auto reply = fresh.request("POST", "/mutate", test::admission_review(object).dump());
+    answers.fresh_mutate = reply.status;
+    answers.fresh_response = json::parse(reply.body)["response"];
+    answers.kept_readyz = kept.request("GET", "/readyz").status;
+    promise.set_value(std::move(answers));
+  });
+  const bool answered = future.wait_for(10s) == std::future_status::ready;
+  CHECK_MESSAGE(answered, "requests waited for the certificate poll");
+  // The poll was blocked on the FIFO all that time. Released (the certificate back in place), a server
+  // that was waiting for it answers now, so the thread ends either way.
+  CHECK_MESSAGE(unstall.release(), "nothing was reading the FIFO: the test did not stall the certificate poll");
+  during_stall.join();
+  const Answers answers = future.get();
+  CHECK(answers.kept_healthz == 200);
+  CHECK(answers.fresh_mutate == 200);
+  CHECK(answers.fresh_response == json::parse(R"({"uid":"uid-1","allowed":true,"status":{"code":200}})"));
+  CHECK(answers.kept_readyz == 200);
+  CHECK(kept.request("GET", "/healthz").status == 200);
 }
 
 TEST_CASE("a definition file added to --definitions is used within seconds, and a broken one keeps the old state") {
