@@ -127,7 +127,9 @@ class HttpsServer {
   boost::asio::ip::tcp::acceptor acceptor_;
   // The TLS files are read here, on a thread of its own, never on a thread that serves connections: a
   // read costs a dozen system calls every poll, and a volume that stalls (a remote mount, say) would
-  // stall every admission with it. Declared before its timer, which must not outlive it.
+  // stall every admission with it. A read that never returns still holds up the end of run(), which
+  // joins this thread after the drain (the kubelet's SIGKILL ends such a pod). Declared before its timer,
+  // which must not outlive it.
   boost::asio::thread_pool housekeeping_{1};
   boost::asio::steady_timer certificate_timer_;
   boost::asio::steady_timer drain_timer_;
