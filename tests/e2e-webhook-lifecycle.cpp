@@ -1,5 +1,6 @@
-// Production behaviour over real HTTPS: TLS versions, certificate rotation without a restart,
-// definitions picked up live, metrics, and a graceful SIGTERM of the real binary.
+// Production behaviour over real HTTPS: TLS versions, certificate rotation without a restart, a
+// certificate read that stalls (no request waits for it), definitions picked up live, metrics, and a
+// graceful SIGTERM of the real binary.
 
 #include <doctest/doctest.h>
 
