@@ -87,7 +87,7 @@ input_class() {
 library_packages=(libboost-dev libssl-dev nlohmann-json3-dev libsimdjson-dev libjemalloc-dev libyaml-cpp-dev
                   libjq-dev libonig-dev libre2-dev libspdlog-dev libfmt-dev libcli11-dev libbenchmark-dev)
 
-# The inputs, one a line: `tool ...` and `option ...` lines, then `profile|binary SHA-256  PATH`, sorted.
+# The inputs, one a line: `option ...` and `tool ...` lines, then `profile|binary SHA-256  PATH` in git's order.
 list_inputs() {
   local cxx program
   printf 'option KARTA_CMAKE_ARGS=%s\noption CXXFLAGS=%s\noption LDFLAGS=%s\n' \
