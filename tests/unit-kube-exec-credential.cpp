@@ -485,7 +485,7 @@ TEST_CASE("a plugin's stdout is never quoted in an error: a broken answer is tol
                                                      " bytes on stdout that are not one JSON value (it ends inside a "
                                                      "JSON value)"},
       {"{\"token\": \"" + secret + "\"\n  \"kind\": 1}",
-       "printed 43 bytes on stdout that are not one JSON value (it breaks at line 2, column 3)"},
+       "printed 43 bytes on stdout that are not one JSON value (it breaks at line 2, column 8)"},
       {"\"" + secret + "\"", "printed a JSON string on stdout, not an object"},
       {"[\"" + secret + "\"]", "printed a JSON array on stdout, not an object"},
       {"", "printed nothing on stdout"},

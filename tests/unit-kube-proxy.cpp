@@ -55,16 +55,25 @@ struct ProxiedCluster {
 using Run = karta::test::CliRun;
 Run run(std::vector<std::string> args) { return karta::test::run_cli(std::move(args)); }
 
+struct NoProxyCase {
+  std::string host;
+  unsigned short port;
+  std::string no_proxy;
+  bool proxied;
+};
+
+void check_no_proxy(const std::vector<NoProxyCase>& cases) {
+  for (const auto& c : cases) {
+    CAPTURE(c.host);
+    CAPTURE(c.no_proxy);
+    CHECK(kube::use_proxy(c.host, c.port, c.no_proxy) == c.proxied);
+  }
+}
+
 }  // namespace
 
 TEST_CASE("NO_PROXY is read as Go's httpproxy reads it: hosts, domain suffixes, .domain, IPs, CIDRs, *, ports") {
-  struct Case {
-    std::string host;
-    unsigned short port;
-    std::string no_proxy;
-    bool proxied;
-  };
-  const std::vector<Case> cases = {
+  const std::vector<NoProxyCase> cases = {
       {"api.example.com", 443, "", true},
       {"localhost", 443, "", false},  // never proxied, as Go never proxies loopback
       {"127.0.0.1", 6443, "", false},
@@ -92,11 +101,7 @@ TEST_CASE("NO_PROXY is read as Go's httpproxy reads it: hosts, domain suffixes, 
       {"10.1.2.3", 443, "example.com", true},
       {"api.example.com", 443, ":443", true},  // malformed, ignored
   };
-  for (const auto& c : cases) {
-    CAPTURE(c.host);
-    CAPTURE(c.no_proxy);
-    CHECK(kube::use_proxy(c.host, c.port, c.no_proxy) == c.proxied);
-  }
+  check_no_proxy(cases);
 }
 
 TEST_CASE("NO_PROXY entries with no host in them ([], []:443, :443) are skipped, and brackets only go with a port") {
@@ -104,13 +109,7 @@ TEST_CASE("NO_PROXY entries with no host in them ([], []:443, :443) are skipped,
   // -D_GLIBCXX_ASSERTIONS (the sanitizer build). Go's httpproxy strips the brackets only from the host of a
   // successful host:port split and skips an empty host; a bracketed address without a port is a domain
   // entry there, which no host matches.
-  struct Case {
-    std::string host;
-    unsigned short port;
-    std::string no_proxy;
-    bool proxied;
-  };
-  const std::vector<Case> cases = {
+  const std::vector<NoProxyCase> cases = {
       {"api.example.com", 443, "[]", true},
       {"api.example.com", 443, "[], example.com", false},
       {"api.example.com", 443, "[]:443", true},
@@ -123,11 +122,7 @@ TEST_CASE("NO_PROXY entries with no host in them ([], []:443, :443) are skipped,
       {"api.example.com", 443, "[", true},
       {"api.example.com", 443, "]", true},
   };
-  for (const auto& c : cases) {
-    CAPTURE(c.host);
-    CAPTURE(c.no_proxy);
-    CHECK(kube::use_proxy(c.host, c.port, c.no_proxy) == c.proxied);
-  }
+  check_no_proxy(cases);
   // Through the environment, as `list` reads it: the proxy is still used.
   Environment env;
   env.set("HTTPS_PROXY", "http://127.0.0.1:3128").set("NO_PROXY", "[]");
@@ -218,7 +213,7 @@ TEST_CASE("a proxy URL's password is never quoted: every refusal shows it as xxx
   test::write_text(cluster.kubeconfig, config);
   {
     Environment env;
-    env.set("HTTPS_PROXY", "http://alice:hunter2@proxy.corp:http");
+    env.set("HTTPS_PROXY", "http://alice:hunter2@proxy.corp:http").set("NO_PROXY", "").set("no_proxy", "");
     Run from_environment = run({"karta-webhook", "audit", "--kubeconfig", cluster.kubeconfig.string()});
     CHECK(from_environment.code == 2);
     CHECK(from_environment.err ==
