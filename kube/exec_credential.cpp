@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -17,6 +18,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "json/documents.h"
+#include "kube/go_strings.h"
 #include "kube/json_fields.h"
 #include "kube/kube_connection.h"
 
@@ -30,25 +33,40 @@ using Clock = std::chrono::steady_clock;
 
 constexpr std::size_t kOutputLimit = 1024 * 1024;  // an ExecCredential with a certificate chain is a few KiB
 constexpr std::size_t kQuotedStderr = 2048;
+// How long a plugin that has exited may leave its pipes held open by what it started. Its own output is
+// in the pipe by then; a longer wait serves only a child that writes to it afterwards.
+constexpr std::chrono::milliseconds kPipeGrace{500};
+constexpr int kAnswerDepth = 32;  // an ExecCredential is two levels deep
 
 // exec.LookPath: a name with a '/' is used as it is; else the first executable regular file of that name
-// in a PATH directory ("" in PATH is the current directory).
-std::optional<std::string> look_path(const std::string& name) {
+// in a PATH directory. Since Go 1.19 a first match through an empty entry (the current directory) or a
+// relative one is an error (exec.ErrDot), so an `aws` or `kubelogin` left in an untrusted checkout is
+// not run by a command that happens to start there; `relative_entry` says it was such a match.
+struct PathMatch {
+  std::optional<std::string> program;
+  std::optional<std::string> relative_entry;  // the PATH entry the first match came through, "" for empty
+};
+
+PathMatch look_path(const std::string& name) {
   auto executable = [](const std::string& path) {
     struct stat info {};
     return ::stat(path.c_str(), &info) == 0 && S_ISREG(info.st_mode) && ::access(path.c_str(), X_OK) == 0;
   };
-  if (name.find('/') != std::string::npos) return executable(name) ? std::optional(name) : std::nullopt;
+  if (name.find('/') != std::string::npos) return {executable(name) ? std::optional(name) : std::nullopt, {}};
   const char* path = std::getenv("PATH");
   std::string list = path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin";
-  for (std::size_t start = 0; start <= list.size();) {
+  // An empty PATH has no entries (Go's filepath.SplitList), not one empty one.
+  for (std::size_t start = 0; !list.empty() && start <= list.size();) {
     std::size_t colon = std::min(list.find(':', start), list.size());
     std::string directory = list.substr(start, colon - start);
     std::string candidate = (directory.empty() ? "." : directory) + "/" + name;
-    if (executable(candidate)) return candidate;
+    if (executable(candidate)) {
+      if (directory.empty() || directory.front() != '/') return {candidate, directory};
+      return {candidate, {}};
+    }
     start = colon + 1;
   }
-  return std::nullopt;
+  return {};
 }
 
 // The last bytes of the plugin's stderr, for the message; the caller escapes it for the terminal.
@@ -75,7 +93,6 @@ std::string request_json(const ExecConfig& config, bool interactive) {
   spec += std::string("\"interactive\":") + (interactive ? "true" : "false");
   return "{\"kind\":\"ExecCredential\",\"apiVersion\":" + json(config.api_version).dump() + ",\"spec\":{" + spec + "}}";
 }
-
 
 }  // namespace
 
@@ -126,11 +143,19 @@ ExecCredential run_exec_plugin(const ExecConfig& config) {
     interactive = terminal;
   }
 
-  std::optional<std::string> program = look_path(config.command);
-  if (!program) {
+  PathMatch match = look_path(config.command);
+  if (!match.program) {
     std::string where = config.command.find('/') != std::string::npos ? "" : " on PATH";
     fail(named + " was not found" + where + (config.install_hint.empty() ? std::string() : "; " + config.install_hint));
   }
+  if (match.relative_entry) {
+    std::string entry = match.relative_entry->empty() ? "an empty entry in PATH (the current directory)"
+                                                      : "PATH's relative entry \"" + *match.relative_entry + "\"";
+    fail(named + " was found as \"" + *match.program + "\" through " + entry +
+         ", and is not run from there, as Go's exec.LookPath refuses it (ErrDot): give the command as an absolute "
+         "path, or remove the empty or relative entry from PATH");
+  }
+  const std::string& program = *match.program;
 
   // Our environment, then the config's env, then KUBERNETES_EXEC_INFO: later names win, as in Go's exec.
   std::map<std::string, std::string> variables;
@@ -169,74 +194,142 @@ ExecCredential run_exec_plugin(const ExecConfig& config) {
   if (!interactive) posix_spawn_file_actions_adddup2(&actions, err.fds[1], STDERR_FILENO);
   // Nothing else of ours (the API client's sockets, a watcher's) is the plugin's to keep open.
   posix_spawn_file_actions_addclosefrom_np(&actions, STDERR_FILENO + 1);
+  // Non-interactively the plugin leads a process group of its own, so that the time limit ends whatever
+  // it started too (a `sleep 300 &`, a helper that holds its stdout). Interactively it stays in ours: a
+  // background group that reads the terminal is stopped (SIGTTIN), and a login prompt reads it.
+  const bool own_group = !interactive;
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  if (own_group) {
+    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
+    posix_spawnattr_setpgroup(&attributes, 0);
+  }
   pid_t pid = 0;
-  int spawned = ::posix_spawn(&pid, program->c_str(), &actions, nullptr, arguments.data(), environment.data());
+  int spawned = ::posix_spawn(&pid, program.c_str(), &actions, &attributes, arguments.data(), environment.data());
+  posix_spawnattr_destroy(&attributes);
   posix_spawn_file_actions_destroy(&actions);
   ::close(out.fds[1]), out.fds[1] = -1;
   ::close(err.fds[1]), err.fds[1] = -1;
   if (interactive) ::close(err.fds[0]), err.fds[0] = -1;
-  if (spawned != 0) fail(named + " (" + *program + ") could not be started: " + std::strerror(spawned));
+  if (spawned != 0) fail(named + " (" + program + ") could not be started: " + std::strerror(spawned));
+  auto kill_plugin = [&] { own_group ? ::killpg(pid, SIGKILL) : ::kill(pid, SIGKILL); };
 
+  // Reads both pipes until the plugin has exited and both are closed. The plugin's exit is seen without
+  // reaping it (WNOWAIT): until waitpid below its pid stays taken, so killpg cannot reach another group.
+  // Once it has exited, whatever still holds a pipe (a child it left behind) gets kPipeGrace, then the
+  // output is read as it stands; before it exits, the plugin gets until the deadline.
   std::string output, errors;
+  bool output_over_limit = false;
   const auto deadline = Clock::now() + config.timeout;
-  bool timed_out = false;
-  while (out.fds[0] >= 0 || err.fds[0] >= 0) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-    if (left <= 0) {
-      timed_out = true;
+  std::optional<Clock::time_point> exited_at;
+  bool timed_out = false, pipes_held = false;
+  while (true) {
+    if (!exited_at) {
+      siginfo_t info{};
+      int seen = ::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT);
+      // ECHILD: reaped already, by a process that ignores SIGCHLD.
+      if ((seen == 0 && info.si_pid == pid) || (seen < 0 && errno == ECHILD)) exited_at = Clock::now();
+    }
+    const bool open = out.fds[0] >= 0 || err.fds[0] >= 0;
+    if (exited_at && !open) break;
+    const auto now = Clock::now();
+    const auto until = exited_at ? *exited_at + kPipeGrace : deadline;
+    if (now >= until) {
+      (exited_at ? pipes_held : timed_out) = true;
       break;
+    }
+    // A short wait: the exit is polled, not signalled (a SIGCHLD handler is not a library's to install).
+    auto wait =
+        std::min(std::chrono::duration_cast<std::chrono::milliseconds>(until - now) + std::chrono::milliseconds(1),
+                 std::chrono::milliseconds(20));
+    if (!open) {
+      std::this_thread::sleep_for(wait);
+      continue;
     }
     pollfd polled[2];
     int count = 0;
     for (int fd : {out.fds[0], err.fds[0]}) {
       if (fd >= 0) polled[count++] = {fd, POLLIN, 0};
     }
-    int ready = ::poll(polled, count, static_cast<int>(std::min<long long>(left, 1000)));
-    if (ready < 0 && errno != EINTR) break;
-    for (int i = 0; i < count; ++i) {
+    int ready = ::poll(polled, count, static_cast<int>(wait.count()));
+    if (ready < 0 && errno != EINTR) {
+      int error = errno;
+      kill_plugin();
+      ::waitpid(pid, nullptr, 0);
+      fail("cannot read the output of " + named + ": " + std::strerror(error));
+    }
+    for (int i = 0; i < count && ready > 0; ++i) {
       if (polled[i].revents == 0) continue;
       char buffer[4096];
       ssize_t got = ::read(polled[i].fd, buffer, sizeof buffer);
-      std::string& sink = polled[i].fd == out.fds[0] ? output : errors;
+      const bool is_output = polled[i].fd == out.fds[0];
+      std::string& sink = is_output ? output : errors;
       if (got > 0) {
-        if (sink.size() < kOutputLimit) sink.append(buffer, static_cast<std::size_t>(got));
+        if (sink.size() < kOutputLimit)
+          sink.append(buffer, static_cast<std::size_t>(got));
+        else if (is_output)
+          output_over_limit = true;
         continue;
       }
       if (got < 0 && errno == EINTR) continue;
-      int& fd = polled[i].fd == out.fds[0] ? out.fds[0] : err.fds[0];
+      int& fd = is_output ? out.fds[0] : err.fds[0];
       ::close(fd);
       fd = -1;
     }
   }
-  // Both pipes closed: the plugin has ended, or closed them and goes on; it gets until the deadline.
+  // What it left holding a pipe is killed with it; after the exit, only what it started can be left.
+  if (timed_out || (pipes_held && own_group)) kill_plugin();
   int status = 0;
-  while (!timed_out) {
-    pid_t done = ::waitpid(pid, &status, WNOHANG);
-    if (done == pid || (done < 0 && errno != EINTR)) break;
-    if (Clock::now() >= deadline)
-      timed_out = true;
-    else
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
+  const std::string quoted = interactive ? std::string() : "; " + stderr_quote(errors);
   if (timed_out) {
-    ::kill(pid, SIGKILL);
-    ::waitpid(pid, &status, 0);
-    fail(named + " did not finish within " + std::to_string(config.timeout.count()) + " ms and was killed" +
-         (interactive ? std::string() : "; " + stderr_quote(errors)));
+    fail(named + " did not exit within " + std::to_string(config.timeout.count()) + " ms and was killed" +
+         (own_group ? ", with the processes it started" : "") + quoted);
   }
+  // Said after any other fault, since it may be why the output is cut short.
+  const std::string left_behind = !pipes_held ? std::string()
+                                              : "; it exited, but a process it started still held its " +
+                                                    std::string(interactive ? "stdout" : "stdout or stderr") + " " +
+                                                    std::to_string(kPipeGrace.count()) + " ms later" +
+                                                    (own_group ? " and was killed" : "");
   if (WIFSIGNALED(status)) {
-    fail(named + " was killed by signal " + std::to_string(WTERMSIG(status)) +
-         (interactive ? std::string() : "; " + stderr_quote(errors)));
+    fail(named + " was killed by signal " + std::to_string(WTERMSIG(status)) + quoted + left_behind);
   }
   if (WIFEXITED(status) && WEXITSTATUS(status) != 0) {
-    fail(named + " exited with code " + std::to_string(WEXITSTATUS(status)) +
-         (interactive ? std::string() : "; " + stderr_quote(errors)));
+    fail(named + " exited with code " + std::to_string(WEXITSTATUS(status)) + quoted + left_behind);
   }
 
-  json answer = json::parse(output, nullptr, /*allow_exceptions=*/false);
+  // Never quoted: what a plugin prints is its credential, and a near-miss of JSON holds the token too.
+  const std::string wanted = "; it must print one " + config.api_version + " ExecCredential object";
+  if (output_over_limit) {
+    fail(named + " printed more than " + std::to_string(kOutputLimit / 1024) + " KiB on stdout" + wanted + left_behind);
+  }
+  if (trim_space(output).empty()) {
+    fail(named + " printed nothing" + (output.empty() ? "" : " but white space") + " on stdout" + wanted + left_behind);
+  }
+  if (json_nesting_depth(output, kAnswerDepth) > kAnswerDepth) {
+    fail(named + " printed JSON nested deeper than " + std::to_string(kAnswerDepth) + " levels on stdout" + wanted +
+         left_behind);
+  }
+  json answer;
+  try {
+    answer = json::parse(output);
+  } catch (const json::parse_error& e) {
+    // nlohmann counts the bytes read, the one it stopped at (or the end) included.
+    std::size_t at = e.byte == 0 ? 0 : e.byte - 1;
+    std::string where = "it ends inside a JSON value";
+    if (at < output.size()) {
+      std::size_t newline = at == 0 ? std::string::npos : output.rfind('\n', at - 1);
+      std::size_t line_begin = newline == std::string::npos ? 0 : newline + 1;
+      std::size_t line = 1 + static_cast<std::size_t>(std::count(output.begin(), output.begin() + line_begin, '\n'));
+      where = "it breaks at line " + std::to_string(line) + ", column " + std::to_string(at - line_begin + 1);
+    }
+    fail(named + " printed " + std::to_string(output.size()) + " bytes on stdout that are not one JSON value (" +
+         where + ")" + wanted + left_behind);
+  }
   if (!answer.is_object()) {
-    std::string start = output.substr(0, 200);
-    fail(named + " printed no ExecCredential JSON on stdout (it printed \"" + start + "\")");
+    fail(named + " printed a JSON " + answer.type_name() + " on stdout, not an object" + wanted + left_behind);
   }
   std::string api_version = string_at(answer, "apiVersion");
   if (api_version != config.api_version) {

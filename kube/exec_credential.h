@@ -8,8 +8,12 @@
 // ExecCredential, with spec.interactive and, under provideClusterInfo, the cluster); standard input the
 // terminal only when it runs interactively. Its answer is kept until its expirationTimestamp, and the
 // program is run again after that, or when the API server answers 401 to the credential it gave.
-// Unlike client-go, a program that does not finish within a time limit is killed (a CLI must not hang),
-// and a failure quotes the program's standard error (captured when it runs non-interactively).
+// A command found through an empty or relative PATH entry (the current directory) is refused, as Go's
+// exec.LookPath refuses it (ErrDot). Unlike client-go, a program that does not exit within a time limit is
+// killed (a CLI must not hang), with what it started: run non-interactively, it leads a process group of
+// its own. Once it has exited, a child it left holding its stdout gets a short grace, then is killed and
+// the output is read as it stands. A failure quotes the program's standard error (captured when it runs
+// non-interactively), never its standard output, which holds the credential.
 
 #include <chrono>
 #include <mutex>
@@ -44,9 +48,10 @@ struct ExecCredential {
 };
 
 // Runs the plugin once and reads its answer. Throws KubeConfigError naming `config.field`: the program not
-// found (with its installHint), not started, killed after the time limit, exited with a non-zero code
-// (quoting its stderr), or an answer that is not an ExecCredential of config's apiVersion with a token
-// or a certificate and key.
+// found (with its installHint) or found only through the current directory, not started, killed after
+// the time limit, exited with a non-zero code (quoting its stderr), or an answer that is not an
+// ExecCredential of config's apiVersion with a token or a certificate and key (saying where its JSON
+// broke, never quoting it).
 ExecCredential run_exec_plugin(const ExecConfig& config);
 
 // The plugin's credential, shared by every copy of a KubeConnection and every thread that uses it.

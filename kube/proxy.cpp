@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
@@ -20,7 +21,6 @@ std::string lower(std::string text) {
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return text;
 }
-
 
 std::string environment(const char* upper, const char* lower_name) {
   for (const char* name : {upper, lower_name}) {
@@ -112,26 +112,76 @@ std::string base64(const std::string& bytes) {
   return encoded;
 }
 
+// A proxy URL cut as Go's url.Parse cuts it: scheme (http when there is none, as httpproxy reads the
+// environment's), the authority up to the first '/', '?' or '#', the user information before the
+// authority's last '@'; and `shown`, the URL with its password replaced by "xxxxx" (url.Redacted).
+struct ProxyUrlParts {
+  std::string scheme, authority;  // authority without the user information
+  std::optional<std::string> user_information;
+  // An '@' after the authority ended: a password with an unencoded '/', '?' or '#' (Go would take what
+  // follows it for a path and the host from inside the password). `shown` then hides all before that '@'.
+  bool user_information_misplaced = false;
+  std::string shown;
+};
+
+ProxyUrlParts split_proxy_url(const std::string& url) {
+  ProxyUrlParts parts;
+  std::string prefix, rest = url;
+  // A scheme is a letter then letters, digits, '+', '-' or '.' (RFC 3986); "user:pa://ss@host" has none.
+  std::size_t end = url.find("://");
+  auto scheme_character = [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '+' || c == '-' || c == '.';
+  };
+  if (end != std::string::npos && end > 0 && std::isalpha(static_cast<unsigned char>(url[0])) &&
+      std::all_of(url.begin(), url.begin() + static_cast<std::ptrdiff_t>(end), scheme_character)) {
+    parts.scheme = lower(url.substr(0, end));
+    prefix = url.substr(0, end + 3);
+    rest = url.substr(end + 3);
+  } else {
+    parts.scheme = "http";
+  }
+  std::size_t authority_end = std::min(rest.find_first_of("/?#"), rest.size());
+  std::size_t last_at = rest.rfind('@');
+  parts.authority = rest.substr(0, authority_end);
+  parts.shown = url;
+  if (last_at == std::string::npos) return parts;
+  if (last_at >= authority_end) {
+    parts.user_information_misplaced = true;
+    parts.shown = prefix + "xxxxx" + rest.substr(last_at);
+    return parts;
+  }
+  parts.user_information = rest.substr(0, last_at);
+  parts.authority = rest.substr(last_at + 1, authority_end - last_at - 1);
+  std::size_t colon = parts.user_information->find(':');
+  parts.shown = prefix + parts.user_information->substr(0, colon) + (colon == std::string::npos ? "" : ":xxxxx") +
+                rest.substr(last_at);
+  return parts;
+}
+
 }  // namespace
 
 ProxyServer parse_proxy_url(const std::string& url) {
-  std::string rest = url;
-  std::size_t scheme_end = rest.find("://");
-  std::string scheme = scheme_end == std::string::npos ? "http" : lower(rest.substr(0, scheme_end));
-  if (scheme_end != std::string::npos) rest = rest.substr(scheme_end + 3);
-  if (scheme == "socks5" || scheme == "socks5h") {
-    throw std::invalid_argument("\"" + url + "\": SOCKS5 proxies are not supported; use an HTTP proxy (http://)");
+  // Every message quotes `shown`, never `url`: the user information's password is a credential.
+  const ProxyUrlParts parts = split_proxy_url(url);
+  const std::string shown = "\"" + parts.shown + "\"";
+  if (parts.user_information_misplaced) {
+    throw std::invalid_argument(shown +
+                                ": an '@' follows a '/', '?' or '#', so the user information before it would be "
+                                "read as a path; percent-encode those characters in the user name and password "
+                                "(%2F, %3F, %23)");
   }
-  if (scheme != "http") {
-    throw std::invalid_argument("\"" + url + "\": only http:// proxies (HTTP CONNECT) are supported, not " + scheme +
+  if (parts.scheme == "socks5" || parts.scheme == "socks5h") {
+    throw std::invalid_argument(shown + ": SOCKS5 proxies are not supported; use an HTTP proxy (http://)");
+  }
+  if (parts.scheme != "http") {
+    throw std::invalid_argument(shown + ": only http:// proxies (HTTP CONNECT) are supported, not " + parts.scheme +
                                 "://");
   }
-  std::string authority = rest.substr(0, rest.find_first_of("/?#"));
+  std::string authority = parts.authority;
   ProxyServer proxy;
   std::string shown_user;
-  if (std::size_t at = authority.rfind('@'); at != std::string::npos) {
-    std::string user_information = authority.substr(0, at);
-    authority = authority.substr(at + 1);
+  if (parts.user_information) {
+    const std::string& user_information = *parts.user_information;
     std::size_t colon = user_information.find(':');
     std::string user = percent_decoded(user_information.substr(0, colon));
     std::string password = colon == std::string::npos ? "" : percent_decoded(user_information.substr(colon + 1));
@@ -148,12 +198,12 @@ ProxyServer parse_proxy_url(const std::string& url) {
       proxy.host = proxy.host.substr(1, proxy.host.size() - 2);
     }
   }
-  if (proxy.host.empty()) throw std::invalid_argument("\"" + url + "\": no proxy host");
+  if (proxy.host.empty()) throw std::invalid_argument(shown + ": no proxy host");
   bool digits = !port.empty() && port.size() <= 5 &&
                 std::all_of(port.begin(), port.end(), [](char c) { return c >= '0' && c <= '9'; });
   int number = digits ? std::atoi(port.c_str()) : 0;
   if (number < 1 || number > 65535) {
-    throw std::invalid_argument("\"" + url + "\": port \"" + port + "\" is not a number from 1 to 65535");
+    throw std::invalid_argument(shown + ": port \"" + port + "\" is not a number from 1 to 65535");
   }
   proxy.port = static_cast<unsigned short>(number);
   std::string host = proxy.host.find(':') != std::string::npos ? "[" + proxy.host + "]" : proxy.host;
@@ -178,14 +228,13 @@ bool use_proxy(const std::string& host_in, unsigned short port_number, const std
       if (ip && cidr->contains(*ip)) return false;
       continue;
     }
+    // Brackets come off only with a port ("[fd00::5]:443", by the split); a bracketed address without
+    // one is a domain entry to Go, which no host matches.
     std::string entry_host = entry, entry_port;
     if (auto split = split_host_port(entry)) {
-      if (split->first.empty()) continue;  // ":80": malformed, ignored as Go ignores it
+      if (split->first.empty()) continue;  // ":80", "[]:80": no host, ignored as Go ignores it
       entry_host = split->first;
       entry_port = split->second;
-    }
-    if (entry_host.size() > 1 && entry_host.front() == '[' && entry_host.back() == ']') {
-      entry_host = entry_host.substr(1, entry_host.size() - 2);
     }
     if (auto entry_ip = parse_ip(entry_host)) {
       if (ip && *ip == *entry_ip && (entry_port.empty() || entry_port == port)) return false;

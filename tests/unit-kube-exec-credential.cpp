@@ -7,12 +7,15 @@
 
 #include <doctest/doctest.h>
 
+#include <signal.h>
 #include <sys/stat.h>
 
 #include <chrono>
 #include <ctime>
+#include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cli/commands.h"
@@ -21,6 +24,7 @@
 #include "kube/kube_connection.h"
 #include "support/demo_cluster.h"
 #include "support/fake_api_server.h"
+#include "support/scoped_environment.h"
 #include "support/test_support.h"
 
 namespace unit_kube_exec_credential {  // this file's names, apart from other tests' in a unity build
@@ -106,6 +110,42 @@ struct ExecCluster {
 
 using Run = karta::test::CliRun;
 Run run(std::vector<std::string> args) { return karta::test::run_cli(std::move(args)); }
+
+// Whether `pid` is still a running process (a zombie is not: it has ended, and awaits a parent's wait).
+bool running(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  std::size_t paren = text.rfind(')');
+  return paren != std::string::npos && paren + 2 < text.size() && text[paren + 2] != 'Z';
+}
+
+// Waits up to `limit` for `pid` to end; kills it when it has not, so a failed test leaves nothing behind.
+bool ended_within(pid_t pid, std::chrono::milliseconds limit) {
+  auto until = std::chrono::steady_clock::now() + limit;
+  while (running(pid)) {
+    if (std::chrono::steady_clock::now() >= until) {
+      ::kill(pid, SIGKILL);
+      return false;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return true;
+}
+
+kube::ExecConfig plugin_config(const fs::path& command) {
+  kube::ExecConfig config;
+  config.api_version = "client.authentication.k8s.io/v1";
+  config.field = "config: users[u].user.exec";
+  config.interactive_mode = "Never";
+  config.command = command.string();
+  config.timeout = std::chrono::milliseconds(20'000);
+  return config;
+}
+
+std::string answer_with_token(const std::string& token) {
+  return R"({"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":")" + token +
+         "\"}}";
+}
 
 std::string error_of(const std::function<void()>& action) {
   try {
@@ -278,7 +318,8 @@ TEST_CASE("a plugin that is not found, hangs, wants a terminal or answers wrongl
   auto started = std::chrono::steady_clock::now();
   CHECK(error_of([&] { kube::run_exec_plugin(config); }) ==
         "config: users[u].user.exec: the credential plugin \"" + config.command +
-            "\" did not finish within 300 ms and was killed; its stderr: \"waiting for a browser\"");
+            "\" did not exit within 300 ms and was killed, with the processes it started; its stderr: \"waiting for a "
+            "browser\"");
   CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(5));
 
   // interactiveMode Always with no terminal on stdin.
@@ -299,7 +340,9 @@ TEST_CASE("a plugin that is not found, hangs, wants a terminal or answers wrongl
     std::string prefix = "config: users[u].user.exec: the credential plugin \"" + config.command + "\" ";
     return error.starts_with(prefix) ? error.substr(prefix.size()) : error;
   };
-  CHECK(answer_error("token") == "printed no ExecCredential JSON on stdout (it printed \"token\")");
+  CHECK(answer_error("token") ==
+        "printed 5 bytes on stdout that are not one JSON value (it breaks at line 1, column 2); it must print one "
+        "client.authentication.k8s.io/v1 ExecCredential object");
   CHECK(
       answer_error(
           R"({"apiVersion":"client.authentication.k8s.io/v1beta1","kind":"ExecCredential","status":{"token":"t"}})") ==
@@ -364,6 +407,150 @@ TEST_CASE("the exec section is read as client-go reads it, and its faults name t
   CHECK(connection.exec->config().interactive_mode == "IfAvailable");
   CHECK(connection.exec->config().cluster_json == "");
   CHECK(connection.exec->runs() == 0);  // run by the first request, not by loading
+}
+
+TEST_CASE("a plugin found through an empty or relative PATH entry is refused, not run from the current directory") {
+  // An untrusted checkout holding a file named as the plugin: run, it would leave `ran` behind. Go's
+  // exec.LookPath refuses such a match (ErrDot); the lookup once took "" for "." and ran it.
+  test::TempDir dir;
+  fs::path checkout = dir.path / "checkout";
+  write_executable(checkout / "karta-test-auth", "#!/bin/sh\ntouch \"$(dirname \"$0\")/ran\"\nprintf '%s\\n' '" +
+                                                     answer_with_token("planted-token") + "'\n");
+  kube::ExecConfig config = plugin_config("karta-test-auth");
+  const std::string named = "config: users[u].user.exec: the credential plugin \"karta-test-auth\" was found as ";
+  const std::string fix =
+      ", and is not run from there, as Go's exec.LookPath refuses it (ErrDot): give the command as an absolute "
+      "path, or remove the empty or relative entry from PATH";
+  auto error = [&] { return error_of([&] { kube::run_exec_plugin(config); }); };
+  {
+    test::ScopedEnvironment env;
+    env.change_directory(checkout);
+    for (std::string path : {"/usr/bin:/bin:", ":/usr/bin:/bin", "/usr/bin::/bin"}) {
+      CAPTURE(path);
+      env.set("PATH", path);
+      CHECK(error() == named + "\"./karta-test-auth\" through an empty entry in PATH (the current directory)" + fix);
+    }
+    env.set("PATH", "");  // no entries at all, as Go's filepath.SplitList reads it
+    CHECK(error() == "config: users[u].user.exec: the credential plugin \"karta-test-auth\" was not found on PATH");
+  }
+  {
+    test::ScopedEnvironment env;
+    std::string relative = fs::relative(checkout).string();
+    REQUIRE(!relative.starts_with("/"));
+    env.set("PATH", "/usr/bin:/bin:" + relative);
+    CHECK(error() ==
+          named + "\"" + relative + "/karta-test-auth\" through PATH's relative entry \"" + relative + "\"" + fix);
+  }
+  CHECK(!fs::exists(checkout / "ran"));
+  // Through `list`, the kubeconfig's field is named, and nothing reaches the server.
+  ExecCluster cluster;
+  std::string kubeconfig = test::read_text(cluster.kubeconfig);
+  kubeconfig.replace(kubeconfig.find("command: ./plugin.sh"), 20, "command: plugin.sh");
+  test::write_text(cluster.kubeconfig, kubeconfig);
+  {
+    test::ScopedEnvironment env;
+    env.change_directory(cluster.plugin_dir).set("PATH", "/usr/bin:/bin:");
+    Run listed = run({"karta-webhook", "list", "--kubeconfig", cluster.kubeconfig.string()});
+    CHECK(listed.code == 1);
+    CHECK(listed.err ==
+          "karta-webhook: " + cluster.kubeconfig.string() +
+              ": users[cloud].user.exec: the credential plugin \"plugin.sh\" was found as \"./plugin.sh\" "
+              "through an empty entry in PATH (the current directory)" +
+              fix + "\n");
+  }
+  CHECK(cluster.runs() == 0);
+  CHECK(cluster.server.received().empty());
+  // Found first through an absolute entry, the plugin runs, whatever empty entry follows.
+  test::ScopedEnvironment env;
+  env.change_directory(checkout).set("PATH", checkout.string() + "::/usr/bin:/bin");
+  CHECK(kube::run_exec_plugin(config).token == "planted-token");
+  CHECK(fs::exists(checkout / "ran"));
+}
+
+TEST_CASE("a plugin's stdout is never quoted in an error: a broken answer is told by its size and where it broke") {
+  // Each answer holds the token "s3cr3t-cloud-token"; the error once quoted the first 200 bytes.
+  ExecCluster cluster;
+  const std::string secret = "s3cr3t-cloud-token";
+  const std::string whole = answer_with_token(secret);
+  const std::string field = cluster.kubeconfig.string() + ": users[cloud].user.exec";
+  const std::string named = "the credential plugin \"" + (cluster.plugin_dir / "plugin.sh").string() + "\" ";
+  const std::string wanted = "; it must print one client.authentication.k8s.io/v1 ExecCredential object";
+  const std::vector<std::pair<std::string, std::string>> answers = {
+      {"token: " + secret + "\n",
+       "printed 26 bytes on stdout that are not one JSON value (it breaks at line 1, column 2)"},
+      {whole + "\n" + secret + "\n",
+       "printed " + std::to_string(whole.size() + 20) +
+           " bytes on stdout that are not one JSON value (it breaks at line 2, column 1)"},
+      {whole.substr(0, whole.size() - 1) + "\n", "printed " + std::to_string(whole.size()) +
+                                                     " bytes on stdout that are not one JSON value (it ends inside a "
+                                                     "JSON value)"},
+      {"{\"token\": \"" + secret + "\"\n  \"kind\": 1}",
+       "printed 43 bytes on stdout that are not one JSON value (it breaks at line 2, column 8)"},
+      {"\"" + secret + "\"", "printed a JSON string on stdout, not an object"},
+      {"[\"" + secret + "\"]", "printed a JSON array on stdout, not an object"},
+      {"", "printed nothing on stdout"},
+      {" \n", "printed nothing but white space on stdout"},
+      {std::string(40, '[') + "\"" + secret + "\"" + std::string(40, ']'),
+       "printed JSON nested deeper than 32 levels on stdout"},
+      {whole + std::string(2 * 1024 * 1024, ' ') + secret, "printed more than 1024 KiB on stdout"},
+  };
+  for (const auto& [answer, problem] : answers) {
+    CAPTURE(problem);
+    test::write_text(cluster.plugin_dir / "answer.json", answer);
+    Run listed = run({"karta-webhook", "list", "--kubeconfig", cluster.kubeconfig.string()});
+    CHECK(listed.code == 1);
+    CHECK(listed.err == "karta-webhook: " + field + ": " + named + problem + wanted + "\n");
+    CHECK(listed.err.find(secret) == std::string::npos);
+    CHECK(listed.out == "");
+  }
+  CHECK(cluster.server.received().empty());
+}
+
+TEST_CASE("a plugin that answers and exits 0 but leaves a child holding its stdout is used after a short grace") {
+  // The child (`sleep 300 &`) keeps the pipe open: the answer was once thrown away at the time limit,
+  // with "did not finish", and the child left running. Now the plugin's exit starts a 500 ms grace for
+  // the pipes, then its output is used and the child, in the plugin's process group, is killed.
+  test::TempDir dir;
+  write_executable(dir.path / "leaves-child.sh", "#!/bin/sh\nprintf '%s\\n' '" + answer_with_token("grace-token") +
+                                                     "'\nsleep 300 &\necho $! > \"$(dirname \"$0\")/child\"\nexit 0\n");
+  kube::ExecConfig config = plugin_config(dir.path / "leaves-child.sh");
+  auto started = std::chrono::steady_clock::now();
+  kube::ExecCredential credential;
+  CHECK(error_of([&] { credential = kube::run_exec_plugin(config); }) == "");
+  auto took = std::chrono::steady_clock::now() - started;
+  CHECK(credential.token == "grace-token");
+  CHECK(took >= std::chrono::milliseconds(500));
+  CHECK(took < std::chrono::seconds(5));
+  CHECK(ended_within(std::stoi(test::read_text(dir.path / "child")), std::chrono::seconds(2)));
+
+  // Exiting with a code, the same: the message says so, with its stderr and what was left behind.
+  write_executable(dir.path / "fails.sh",
+                   "#!/bin/sh\necho 'the SSO session has expired' >&2\nsleep 300 &\necho $! > \"$(dirname "
+                   "\"$0\")/child\"\nexit 3\n");
+  config.command = (dir.path / "fails.sh").string();
+  started = std::chrono::steady_clock::now();
+  CHECK(error_of([&] { kube::run_exec_plugin(config); }) ==
+        "config: users[u].user.exec: the credential plugin \"" + config.command +
+            "\" exited with code 3; its stderr: \"the SSO session has expired\"; it exited, but a process it started "
+            "still held its stdout or stderr 500 ms later and was killed");
+  CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(5));
+  CHECK(ended_within(std::stoi(test::read_text(dir.path / "child")), std::chrono::seconds(2)));
+}
+
+TEST_CASE("a plugin that does not exit in time is killed with the processes it started") {
+  test::TempDir dir;
+  write_executable(dir.path / "hangs.sh",
+                   "#!/bin/sh\nsleep 300 &\necho $! > \"$(dirname \"$0\")/child\"\necho waiting for a browser "
+                   ">&2\nexec sleep 30\n");
+  kube::ExecConfig config = plugin_config(dir.path / "hangs.sh");
+  config.timeout = std::chrono::milliseconds(300);
+  auto started = std::chrono::steady_clock::now();
+  CHECK(error_of([&] { kube::run_exec_plugin(config); }) ==
+        "config: users[u].user.exec: the credential plugin \"" + config.command +
+            "\" did not exit within 300 ms and was killed, with the processes it started; its stderr: \"waiting for "
+            "a browser\"");
+  CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(5));
+  CHECK(ended_within(std::stoi(test::read_text(dir.path / "child")), std::chrono::seconds(2)));
 }
 
 }  // namespace unit_kube_exec_credential

@@ -17,6 +17,7 @@
 #include "support/connect_proxy.h"
 #include "support/demo_cluster.h"
 #include "support/fake_api_server.h"
+#include "support/scoped_environment.h"
 #include "support/test_support.h"
 
 namespace unit_kube_proxy {  // this file's names, apart from other tests' in a unity build
@@ -27,24 +28,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Sets environment variables for one scope, restoring what was there.
-struct Environment {
-  std::vector<std::pair<std::string, std::optional<std::string>>> saved;
-  Environment& set(const std::string& name, const std::string& value) {
-    const char* old = std::getenv(name.c_str());
-    saved.emplace_back(name, old ? std::optional<std::string>(old) : std::nullopt);
-    setenv(name.c_str(), value.c_str(), 1);
-    return *this;
-  }
-  ~Environment() {
-    for (auto it = saved.rbegin(); it != saved.rend(); ++it) {
-      if (it->second)
-        setenv(it->first.c_str(), it->second->c_str(), 1);
-      else
-        unsetenv(it->first.c_str());
-    }
-  }
-};
+using Environment = test::ScopedEnvironment;
 
 struct ProxiedCluster {
   test::TempDir dir;
@@ -71,16 +55,25 @@ struct ProxiedCluster {
 using Run = karta::test::CliRun;
 Run run(std::vector<std::string> args) { return karta::test::run_cli(std::move(args)); }
 
+struct NoProxyCase {
+  std::string host;
+  unsigned short port;
+  std::string no_proxy;
+  bool proxied;
+};
+
+void check_no_proxy(const std::vector<NoProxyCase>& cases) {
+  for (const auto& c : cases) {
+    CAPTURE(c.host);
+    CAPTURE(c.no_proxy);
+    CHECK(kube::use_proxy(c.host, c.port, c.no_proxy) == c.proxied);
+  }
+}
+
 }  // namespace
 
 TEST_CASE("NO_PROXY is read as Go's httpproxy reads it: hosts, domain suffixes, .domain, IPs, CIDRs, *, ports") {
-  struct Case {
-    std::string host;
-    unsigned short port;
-    std::string no_proxy;
-    bool proxied;
-  };
-  const std::vector<Case> cases = {
+  const std::vector<NoProxyCase> cases = {
       {"api.example.com", 443, "", true},
       {"localhost", 443, "", false},  // never proxied, as Go never proxies loopback
       {"127.0.0.1", 6443, "", false},
@@ -108,11 +101,34 @@ TEST_CASE("NO_PROXY is read as Go's httpproxy reads it: hosts, domain suffixes, 
       {"10.1.2.3", 443, "example.com", true},
       {"api.example.com", 443, ":443", true},  // malformed, ignored
   };
-  for (const auto& c : cases) {
-    CAPTURE(c.host);
-    CAPTURE(c.no_proxy);
-    CHECK(kube::use_proxy(c.host, c.port, c.no_proxy) == c.proxied);
-  }
+  check_no_proxy(cases);
+}
+
+TEST_CASE("NO_PROXY entries with no host in them ([], []:443, :443) are skipped, and brackets only go with a port") {
+  // "[]" once read front() of the empty host inside its brackets: undefined behaviour, an abort under
+  // -D_GLIBCXX_ASSERTIONS (the sanitizer build). Go's httpproxy strips the brackets only from the host of a
+  // successful host:port split and skips an empty host; a bracketed address without a port is a domain
+  // entry there, which no host matches.
+  const std::vector<NoProxyCase> cases = {
+      {"api.example.com", 443, "[]", true},
+      {"api.example.com", 443, "[], example.com", false},
+      {"api.example.com", 443, "[]:443", true},
+      {"api.example.com", 443, "[]:443,example.com", false},
+      {"api.example.com", 443, " , :443 ,[],", true},
+      {"fd00::5", 443, "[fd00::5]", true},
+      {"fd00::5", 443, "[fd00::5]:443", false},
+      {"fd00::5", 443, "fd00::5", false},
+      {"api.example.com", 443, "*.", true},
+      {"api.example.com", 443, "[", true},
+      {"api.example.com", 443, "]", true},
+  };
+  check_no_proxy(cases);
+  // Through the environment, as `list` reads it: the proxy is still used.
+  Environment env;
+  env.set("HTTPS_PROXY", "http://127.0.0.1:3128").set("NO_PROXY", "[]");
+  auto proxy = kube::proxy_from_environment("api.example.com", 443);
+  REQUIRE(proxy);
+  CHECK(proxy->url == "http://127.0.0.1:3128");
 }
 
 TEST_CASE("proxy URLs: http:// with or without credentials, a bare host:port; socks5 and https are refused") {
@@ -139,6 +155,77 @@ TEST_CASE("proxy URLs: http:// with or without credentials, a bare host:port; so
         "\"https://proxy.corp\": only http:// proxies (HTTP CONNECT) are supported, not https://");
   CHECK(error_of("http://proxy.corp:99999") ==
         "\"http://proxy.corp:99999\": port \"99999\" is not a number from 1 to 65535");
+}
+
+TEST_CASE("a proxy URL's password is never quoted: every refusal shows it as xxxxx, from proxy-url and $HTTPS_PROXY") {
+  // The password is "hunter2" in each; the refusals once quoted the URL as written.
+  auto error_of = [](const std::string& url) {
+    try {
+      kube::parse_proxy_url(url);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  const std::vector<std::pair<std::string, std::string>> refused = {
+      {"socks5://alice:hunter2@127.0.0.1:1080",
+       "\"socks5://alice:xxxxx@127.0.0.1:1080\": SOCKS5 proxies are not supported; use an HTTP proxy (http://)"},
+      {"https://alice:hunter2@proxy.corp",
+       "\"https://alice:xxxxx@proxy.corp\": only http:// proxies (HTTP CONNECT) are supported, not https://"},
+      {"http://alice:hunter2@proxy.corp:99999",
+       "\"http://alice:xxxxx@proxy.corp:99999\": port \"99999\" is not a number from 1 to 65535"},
+      {"http://alice:hunter2@", "\"http://alice:xxxxx@\": no proxy host"},
+      {"alice:hunter2@proxy.corp:none",
+       "\"alice:xxxxx@proxy.corp:none\": port \"none\" is not a number from 1 to 65535"},
+      // A '/', '?' or '#' in the password ends the authority there, as in Go's url.Parse: the host and
+      // port would be read from inside the password.
+      {"http://alice:hun/ter2@proxy.corp:3128",
+       "\"http://xxxxx@proxy.corp:3128\": an '@' follows a '/', '?' or '#', so the user information before it "
+       "would be read as a path; percent-encode those characters in the user name and password (%2F, %3F, %23)"},
+      {"alice:hunter2?@proxy.corp:3128",
+       "\"xxxxx@proxy.corp:3128\": an '@' follows a '/', '?' or '#', so the user information before it would be "
+       "read as a path; percent-encode those characters in the user name and password (%2F, %3F, %23)"},
+      {"alice:hunter2://@proxy.corp:3128",
+       "\"xxxxx@proxy.corp:3128\": an '@' follows a '/', '?' or '#', so the user information before it would be "
+       "read as a path; percent-encode those characters in the user name and password (%2F, %3F, %23)"},
+  };
+  for (const auto& [url, error] : refused) {
+    CAPTURE(url);
+    CHECK(error_of(url) == error);
+    CHECK(error_of(url).find("hunter2") == std::string::npos);
+  }
+  // Encoded, the same characters are the password's.
+  kube::ProxyServer encoded = kube::parse_proxy_url("http://alice:hun%2Fter2%3F@proxy.corp:3128");
+  CHECK(encoded.authorization == "Basic " + test::base64("alice:hun/ter2?"));
+  CHECK(encoded.url == "http://alice:xxxxx@proxy.corp:3128");
+
+  // Through the commands: the kubeconfig's field or the variable is named, the password is not shown.
+  ProxiedCluster cluster;
+  std::string config = test::read_text(cluster.kubeconfig);
+  std::string with_url = config;
+  with_url.replace(with_url.find("users:"), 0, "    proxy-url: socks5://alice:hunter2@127.0.0.1:1080\n");
+  test::write_text(cluster.kubeconfig, with_url);
+  Run from_kubeconfig = run({"karta-webhook", "list", "--kubeconfig", cluster.kubeconfig.string()});
+  CHECK(from_kubeconfig.code == 1);
+  CHECK(from_kubeconfig.err == "karta-webhook: " + cluster.kubeconfig.string() +
+                                   ": clusters[local].cluster.proxy-url: \"socks5://alice:xxxxx@127.0.0.1:1080\": "
+                                   "SOCKS5 proxies are not supported; use an HTTP proxy (http://)\n");
+  test::write_text(cluster.kubeconfig, config);
+  {
+    Environment env;
+    env.set("HTTPS_PROXY", "http://alice:hunter2@proxy.corp:http").set("NO_PROXY", "").set("no_proxy", "");
+    Run from_environment = run({"karta-webhook", "audit", "--kubeconfig", cluster.kubeconfig.string()});
+    CHECK(from_environment.code == 2);
+    CHECK(from_environment.err ==
+          "karta-webhook audit: $HTTPS_PROXY: \"http://alice:xxxxx@proxy.corp:http\": port \"http\" is not a number "
+          "from 1 to 65535\n");
+    for (const Run& refusal : {from_kubeconfig, from_environment}) {
+      CHECK(refusal.out.find("hunter2") == std::string::npos);
+      CHECK(refusal.err.find("hunter2") == std::string::npos);
+    }
+  }
+  CHECK(cluster.proxy.tunnels().empty());
+  CHECK(cluster.server.received().empty());
 }
 
 TEST_CASE("a cluster's proxy-url reaches the server through the CONNECT proxy; inspect prints the same") {
