@@ -14,6 +14,7 @@
 #include "cli/inspect.h"
 #include "generate/coverage.h"
 #include "json/documents.h"
+#include "json/json_document.h"
 #include "k8s/terminal_text.h"
 #include "kube/discovery.h"
 #include "kube/json_fields.h"
@@ -64,7 +65,24 @@ AuditReport::AuditReport(std::string source, std::shared_ptr<const AdmissionStat
     : state_(std::move(state)), source_(std::move(source)) {}
 
 void AuditReport::add(const json& object, const std::string& source) {
-  AdmissionRequest request = request_for_object(object);
+  AdmissionRequest request;
+  try {
+    request = request_for_object(object);
+  } catch (const JsonParseError& e) {
+    // One object the webhook could not read either (the API server stores up to 10,000 levels; a
+    // review is read to 1,000): reported on its own, and the rest audited.
+    if (!e.too_deep()) throw;
+    json unread = {{"apiVersion", kube::string_at(object, "apiVersion")},
+                   {"kind", kube::string_at(object, "kind")},
+                   {"namespace", kube::metadata_string(object, "namespace")},
+                   {"name", kube::metadata_string(object, "name")},
+                   {"why", std::string("not checked: the object is ") + e.what() +
+                               ", deeper than the webhook reads an object"}};
+    if (!source.empty()) unread["source"] = source;
+    unchecked_.push_back(std::move(unread));
+    incomplete_ = true;
+    return;
+  }
   if (is_definition_kind(request.kind)) return;
   // The webhook's own decisions: what it skips (no definition, owned by a kind with one) is skipped here.
   AdmissionResult mutated = AdmissionService::mutate(request, *state_);
@@ -126,7 +144,7 @@ json AuditReport::to_json() const {
           {"kinds", kinds_},         {"workloads", workloads_},
           {"summary", summary},      {"totals", totals},
           {"definitions", definitions_}, {"uncovered", uncovered_}, {"enforced", enforced()},
-          {"complete", !incomplete_}};
+          {"unchecked", unchecked_}, {"complete", !incomplete_}};
 }
 
 int AuditReport::exit_code() const {
@@ -344,7 +362,21 @@ std::string render_audit(const json& raw_report) {
       << " violate the label policy";
   if (violating > 0) out << (report["enforced"].get<bool>() ? " (enforce: the webhook would deny them)" : " (audit: admitted with warnings)");
   out << ", " << totals["patched"].get<std::size_t>() << " would be patched\n";
-  if (!report["complete"].get<bool>()) out << "the audit is incomplete: a kind could not be listed\n";
+  for (const json& unread : report["unchecked"]) {
+    std::string name = unread["name"].get<std::string>();
+    if (!unread["namespace"].get<std::string>().empty()) name = unread["namespace"].get<std::string>() + "/" + name;
+    out << "NOT CHECKED: " << unread["kind"].get<std::string>() << " " << name << " ("
+        << unread["apiVersion"].get<std::string>() << "): " << unread["why"].get<std::string>() << "\n";
+  }
+  if (!report["complete"].get<bool>()) {
+    bool unlisted = std::any_of(report["kinds"].begin(), report["kinds"].end(),
+                                [](const json& kind) { return kind.contains("error"); });
+    std::size_t unread = report["unchecked"].size();
+    out << "the audit is incomplete: " << (unlisted ? "a kind could not be listed" : "")
+        << (unlisted && unread > 0 ? ", and " : "")
+        << (unread == 0 ? "" : std::to_string(unread) + (unread == 1 ? " object was" : " objects were") + " not checked")
+        << "\n";
+  }
   return out.str();
 }
 

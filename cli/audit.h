@@ -19,6 +19,7 @@
 
 #include "admission/admission_service.h"
 #include "kube/api_client.h"
+#include "kube/list_pages.h"
 #include "runtime/admission_state_loader.h"
 
 namespace CLI {
@@ -31,7 +32,7 @@ using json = nlohmann::json;
 
 struct AuditOptions {
   std::string namespace_name;  // "" for all namespaces
-  std::size_t page_size = 500;
+  std::size_t page_size = kube::kListPageSize;
   // Called after each LIST page: "JobSet (jobset.x-k8s.io/v1alpha2): 1500 listed, page 3".
   std::function<void(const std::string& line)> progress;
   // The flags that named the audited cluster, as given ("--kubeconfig F --context C", "--in-cluster"):
@@ -54,7 +55,10 @@ struct AuditOptions {
 //  "uncovered": [{"crd", "group", "kind", "versions", "version", "places": [{"shape", "path"}], "command"}]
 //                (cluster only: each served CRD whose schema holds pods and that no definition covers,
 //                 generate/coverage.h),
-//  "enforced": bool, "complete": bool}
+//  "enforced": bool,
+//  "unchecked": [{"apiVersion", "kind", "namespace", "name", "source" (files only), "why"}] (each object
+//               that could not be audited: nested deeper than the webhook reads; the rest is audited),
+//  "complete": bool (false when a kind could not be listed or an object was not checked)}
 // Workloads are listed only when they have a violation or a patch; every one audited is counted in the
 // summary. "skipped" counts objects owned by a controller whose kind has a definition.
 class AuditReport {
@@ -75,7 +79,7 @@ class AuditReport {
   json to_json() const;
   // Exit status: 1 when the webhook would deny something that exists (the label policy enforces and a
   // workload violates it, or definitionPolicy enforces and a Karta has faults), 2 when a kind could not
-  // be listed (the audit is incomplete), else 0. (run() also gives 2 when there is no report at all.)
+  // be listed or an object could not be checked (the audit is incomplete), else 0. (run() also gives 2 when there is no report at all.)
   int exit_code() const;
 
  private:
@@ -86,6 +90,7 @@ class AuditReport {
   json uncovered_ = json::array();
   json workloads_ = json::array();
   std::map<std::string, json> summary_;  // by "apiVersion kind namespace"
+  json unchecked_ = json::array();
   bool incomplete_ = false;
 };
 
@@ -124,7 +129,7 @@ class AuditCommand {
   bool in_cluster_ = false;
   std::string namespace_name_;
   std::string output_ = "text";
-  std::size_t page_size_ = 500;
+  std::size_t page_size_ = kube::kListPageSize;
   std::vector<std::string> files_;
 };
 

@@ -263,6 +263,7 @@ int list_live(const LiveOptions& options, std::ostream& out, std::ostream& err) 
   OwnerWalk walk = cluster.owner_walk();
   auto covered = [&](const GroupVersionKind& kind) { return cluster.covered(kind); };
   json items = json::array();
+  json unchecked = json::array();  // objects too deep to read: each named, the others listed
   std::vector<GroupVersionKind> unserved;  // a cluster serves a few of the catalog's kinds: one note for the rest
   for (const auto& definition : cluster.state->catalog.definitions()) {
     const GroupVersionKind& kind = definition->root_kind();
@@ -291,8 +292,21 @@ int list_live(const LiveOptions& options, std::ostream& out, std::ostream& err) 
       // A Job of a JobSet, a Pod of a Deployment: part of a workload listed on its own row.
       cluster.climb_from(object);
       if (walk.nested(object, covered)) continue;
-      JsonDocument document = JsonDocument::from(object);
-      DefinitionEvaluation evaluation(*definition, document.root());
+      std::optional<JsonDocument> document;
+      try {
+        document.emplace(JsonDocument::from(object));
+      } catch (const JsonParseError& e) {
+        if (!e.too_deep()) throw;
+        const std::string name = metadata_string(object, "namespace").empty()
+                                     ? metadata_string(object, "name")
+                                     : metadata_string(object, "namespace") + "/" + metadata_string(object, "name");
+        std::string why = std::string("not checked: the object is ") + e.what() + ", deeper than the webhook reads an object";
+        cluster.notes.push_back(kind.kind + " " + name + " (" + kind.api_version() + ") " + why);
+        unchecked.push_back({{"namespace", metadata_string(object, "namespace")}, {"name", metadata_string(object, "name")},
+                             {"kind", kind.kind}, {"apiVersion", kind.api_version()}, {"why", why}});
+        continue;
+      }
+      DefinitionEvaluation evaluation(*definition, document->root());
       WorkloadAnalysis analysis = analyze_workload(evaluation, cluster.gpu_names());
       json components = json::array();
       for (const auto& t : analysis.layout.templates) components.push_back({{"name", t.instance}, {"replicas", t.replicas}});
@@ -307,7 +321,12 @@ int list_live(const LiveOptions& options, std::ostream& out, std::ostream& err) 
     return std::tie(a["namespace"], a["name"], a["kind"]) < std::tie(b["namespace"], b["name"], b["kind"]);
   });
   if (options.output == "json") {
-    out << json{{"items", items}, {"count", items.size()}}.dump(2) << "\n";
+    json listed{{"items", items}, {"count", items.size()}};
+    if (!unchecked.empty()) {  // only then, so that a complete list reads as it always has
+      listed["unchecked"] = unchecked;
+      listed["complete"] = false;
+    }
+    out << listed.dump(2) << "\n";
   } else if (items.empty()) {
     err << (options.all_namespaces ? "No workloads found in any namespace.\n"
                                    : "No workloads found in namespace " + terminal_text(ns) + ".\n");
@@ -332,6 +351,10 @@ int list_live(const LiveOptions& options, std::ostream& out, std::ostream& err) 
     }
   } else if (!unserved.empty()) {
     cluster.notes.push_back(unserved_kinds_note(unserved));
+  }
+  if (!unchecked.empty()) {
+    cluster.notes.push_back("the list is incomplete: " + std::to_string(unchecked.size()) +
+                            (unchecked.size() == 1 ? " workload was" : " workloads were") + " not checked");
   }
   print_notes(cluster.notes, err);
   return 0;

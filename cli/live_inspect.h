@@ -47,7 +47,7 @@ struct LiveOptions {
   std::vector<std::string> definitions;  // directories over the built-in catalog
   std::string policy;                    // its gpu.resourceNames count as GPUs
   std::string output = "text";           // text or json
-  std::size_t page_size = 500;           // LIST pages (--chunk-size, as kubectl's)
+  std::size_t page_size = 100;           // LIST pages (--chunk-size, as kubectl's; kube::kListPageSize)
   std::chrono::system_clock::time_point now = std::chrono::system_clock::now();
 };
 

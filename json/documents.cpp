@@ -1,5 +1,6 @@
 #include "json/documents.h"
 
+#include "json/json_document.h"
 #include "json/json_text.h"
 
 #include <algorithm>
@@ -172,10 +173,15 @@ std::vector<SourceDocument> parse_documents(std::string_view text, const std::st
   }
   if (looks_like_json(text)) {
     // nlohmann's parser is iterative and much faster than yaml-cpp on large JSON.
-    if (json_nesting_depth(text, kMaxDepth) > kMaxDepth) {
-      throw InputError(source_name + "#0: nesting deeper than " + std::to_string(kMaxDepth) + " levels");
+    // The same bounded parse as the API client's answers (json/json_document.h), at a lower depth.
+    json value(json::value_t::discarded);
+    try {
+      value = parse_json_within(text, kMaxDepth);
+    } catch (const JsonParseError& e) {
+      if (e.too_deep()) {
+        throw InputError(source_name + "#0: nesting deeper than " + std::to_string(kMaxDepth) + " levels");
+      }
     }
-    json value = json::parse(text, nullptr, /*allow_exceptions=*/false);
     if (!value.is_discarded()) {
       if (value.is_object() && value.value("kind", "") == "List" && value.contains("items") &&
           value["items"].is_array()) {

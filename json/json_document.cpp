@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <charconv>
+#include <limits>
+
+#include "json/documents.h"
 
 namespace karta {
 namespace {
@@ -92,6 +95,18 @@ JsonDocument JsonDocument::parse(std::string_view text, std::size_t max_depth) {
   }
   document.root_ = result.value_unsafe();
   return document;
+}
+
+json parse_json_within(std::string_view text, std::size_t max_depth) {
+  const int limit = static_cast<int>(std::min<std::size_t>(max_depth, std::numeric_limits<int>::max() - 1));
+  if (json_nesting_depth(text, limit) > limit) {
+    throw JsonParseError("nested deeper than " + std::to_string(max_depth) + " levels", /*too_deep=*/true);
+  }
+  try {
+    return json::parse(text);
+  } catch (const json::parse_error& e) {
+    throw JsonParseError(std::string("not JSON: ") + e.what());
+  }
 }
 
 JsonDocument JsonDocument::from(const json& value) {

@@ -62,6 +62,13 @@ class JsonDocument {
   JsonElement root_;
 };
 
+// Text from outside (a file, an API server's answer, a watch event) as a built value, its nesting
+// bounded before it is parsed: nlohmann's parser is iterative, but what walks the value afterwards
+// (dump, the CRD schema readers, generate) recurses, and an answer nested 60,000 levels deep overflowed
+// the stack. Throws JsonParseError: too_deep() and "nested deeper than N levels", or "not JSON: ..."
+// with nlohmann's message (which quotes at most the last token read).
+json parse_json_within(std::string_view text, std::size_t max_depth);
+
 // `value` as an object or an array; the caller has checked its type.
 inline simdjson::dom::object object_of(JsonElement value) {
   simdjson::dom::object object;

@@ -3,6 +3,8 @@
 // plugin's client certificate), the request, the answer, and the one retry after a 401.
 #include "kube/api_client.h"
 
+#include <poll.h>
+
 #include <atomic>
 #include <limits>
 #include <optional>
@@ -22,6 +24,7 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
 
+#include "json/json_document.h"
 #include "kube/api_path.h"
 #include "kube/json_fields.h"
 #include "kube/server_name_check.h"
@@ -45,6 +48,19 @@ std::string shortened(std::string text, std::size_t limit = 300) {
 
 std::string milliseconds_text(std::chrono::milliseconds duration) { return std::to_string(duration.count()) + " ms"; }
 
+// Why `value` must not go out as a header value, "" when it may: as Go's net/http refuses it
+// (httpguts.ValidHeaderFieldValue), any control character but a tab. A CR or LF would end the header
+// and start another, or a second request. Only the position is told: the value may be a credential.
+std::string header_value_fault(std::string_view value) {
+  for (std::size_t i = 0; i < value.size(); ++i) {
+    auto c = static_cast<unsigned char>(value[i]);
+    if ((c < 0x20 && c != '\t') || c == 0x7f) {
+      return "holds a control character (byte " + std::to_string(i) + " of " + std::to_string(value.size()) + ")";
+    }
+  }
+  return "";
+}
+
 }  // namespace
 
 ApiError::ApiError(const std::string& what, int status, std::string reason, std::string message, bool cancelled)
@@ -57,7 +73,12 @@ ApiError::ApiError(const std::string& what, int status, std::string reason, std:
 ApiError ApiError::from_answer(const std::string& request, int status, const std::string& body) {
   std::string reason;
   std::string message;
-  json parsed = json::parse(body, nullptr, /*allow_exceptions=*/false);
+  json parsed;
+  try {
+    parsed = parse_json_within(body, kMaxAnswerDepth);
+  } catch (const JsonParseError&) {
+    // Not a Status: quoted below.
+  }
   if (parsed.is_object() && string_at(parsed, "kind") == "Status") {
     reason = string_at(parsed, "reason");
     message = string_at(parsed, "message");
@@ -165,7 +186,7 @@ struct ApiClient::Impl {
   // Before anything is sent: a target that could end the request line, add a header or name another
   // path is refused, named with its control characters escaped.
   void check_target(const std::string& path_and_query) const {
-    std::string fault = target_fault(path_and_query);
+    std::string fault = target_fault(connection.base_path + path_and_query);
     if (fault.empty()) return;
     throw ApiError("GET " + printable(connection.server_url() + path_and_query) +
                        ": refused before sending: " + fault,
@@ -252,7 +273,14 @@ struct ApiClient::Impl {
     // The name the certificate must carry: tls-server-name when given, else the host.
     const std::string& name = connection.tls_server_name.empty() ? connection.host : connection.tls_server_name;
     SSL* ssl = opened->stream.native_handle();
-    require_server_name(ssl, name);
+    if (!require_server_name(ssl, name)) {
+      // Never go on: the certificate would then be checked against no name at all.
+      ERR_clear_error();
+      std::string fault = server_name_fault(name);
+      throw transport_error(request, "refused before the TLS handshake: the server name to check the certificate "
+                                     "against (" + std::string(connection.tls_server_name.empty() ? "the server URL's host" : "tls-server-name") +
+                                     ") " + (fault.empty() ? "is not one OpenSSL can check" : fault));
+    }
     if (credential && !credential->client_certificate_pem.empty()) {
       present_certificate(ssl, *credential);
       opened->credential_generation = credential->generation;
@@ -293,6 +321,12 @@ struct ApiClient::Impl {
   void tunnel(const std::string& request, Connection& opened) {
     auto& lowest = beast::get_lowest_layer(opened.stream);
     const std::string authority = address();
+    require_header_value("the CONNECT request's authority (the server URL's host)", authority);
+    if (!connection.proxy->authorization.empty()) {
+      require_header_value("Proxy-Authorization (the user information of " + connection.proxy->url + ", from " +
+                               connection.proxy->source + ")",
+                           connection.proxy->authorization);
+    }
     http::request<http::empty_body> connect{http::verb::connect, authority, 11};
     connect.set(http::field::host, authority);
     connect.set(http::field::user_agent, options.user_agent);
@@ -351,16 +385,43 @@ struct ApiClient::Impl {
     if (used != 1 || SSL_check_private_key(ssl) != 1) fault("client key does not match its client certificate");
   }
 
+  // Throws KubeConfigError naming `field` when `value` may not be sent as a header value.
+  void require_header_value(const std::string& field, std::string_view value) const {
+    if (std::string fault = header_value_fault(value); !fault.empty()) {
+      throw KubeConfigError(connection.source + ": " + field + " " + fault +
+                            ", which would end the header and add others; nothing was sent");
+    }
+  }
+
+  // Where the bearer token came from and how to mend it, for a token that may not be sent.
+  std::string token_origin(const std::optional<ExecCredential>& credential) const {
+    if (credential) {
+      return "the bearer token (status.token) of the credential plugin of " + connection.exec->config().field +
+             ": the plugin must print the token alone;";
+    }
+    if (!connection.token_file.empty()) {
+      return "the bearer token read from the tokenFile " + connection.token_file.string() +
+             ": the file must hold the token alone (a final newline is trimmed);";
+    }
+    return "the bearer token of the user's token field: it must hold the token alone;";
+  }
+
   http::request<http::empty_body> make_request(const std::string& path_and_query,
                                                const std::optional<ExecCredential>& credential) const {
     http::request<http::empty_body> request{http::verb::get, connection.base_path + path_and_query, 11};
     std::string host = authority_host(connection.host);
     if (connection.port != 443) host += ":" + std::to_string(connection.port);
+    require_header_value("Host (the server URL's host)", host);
     request.set(http::field::host, host);
     request.set(http::field::user_agent, options.user_agent);
     request.set(http::field::accept, "application/json");
     // Read now: the token file may have been rotated.
     std::string token = credential ? credential->token : connection.bearer_token();
+    if (std::string fault = header_value_fault(token); !fault.empty()) {
+      throw KubeConfigError(connection.source + ": " + token_origin(credential) + " it " + fault +
+                            ", which would end the Authorization header and add others (or a second request); "
+                            "nothing was sent");
+    }
     if (!token.empty()) request.set(http::field::authorization, "Bearer " + token);
     return request;
   }
@@ -368,9 +429,18 @@ struct ApiClient::Impl {
   std::string read_fault(const beast::error_code& ec, std::chrono::milliseconds timeout) const {
     if (ec == beast::error::timeout) return "no complete answer within " + milliseconds_text(timeout);
     if (ec == http::error::body_limit) {
-      return "the answer is larger than " + std::to_string(options.body_limit) + " bytes";
+      return "the answer is larger than " + std::to_string(options.body_limit) + " bytes, the most one answer may take";
     }
     return "reading the answer failed: " + ec.message();
+  }
+
+  // Whether a kept connection may carry the next request, as Go's transport decides: not when bytes
+  // are waiting on it. The server sent nothing we asked for (an unsolicited answer, a front proxy's 408
+  // on an idle connection, or its close), and reading on would take that for the next request's answer.
+  bool idle_and_clean(Connection& kept) const {
+    if (kept.buffer.size() != 0 || SSL_pending(kept.stream.native_handle()) > 0) return false;
+    pollfd waiting{beast::get_lowest_layer(kept.stream).socket().native_handle(), POLLIN, 0};
+    return ::poll(&waiting, 1, 0) == 0;
   }
 };
 
@@ -403,6 +473,7 @@ json ApiClient::get(const std::string& path_and_query) {
         !credential->client_certificate_pem.empty()) {
       impl.kept.reset();
     }
+    if (impl.kept && !impl.idle_and_clean(*impl.kept)) impl.kept.reset();
     bool fresh = !impl.kept;
     if (fresh) {
       auto opened = impl.open(request_name, credential);
@@ -430,10 +501,15 @@ json ApiClient::get(const std::string& path_and_query) {
       // The server may close a kept-alive connection just as we reuse it; like Go's transport, send the
       // (idempotent) GET once more on a new connection when no byte of an answer had arrived.
       if (!fresh && !parser.got_some() && ec != beast::error::timeout) continue;
+      if (ec == http::error::body_limit) {
+        throw AnswerTooLargeError(request_name + ": " + impl.read_fault(ec, impl.options.request_timeout),
+                                  impl.options.body_limit);
+      }
       throw impl.transport_error(request_name, impl.read_fault(ec, impl.options.request_timeout));
     }
     auto response = parser.release();
-    if (!response.keep_alive()) impl.kept.reset();
+    // Bytes after the answer are no answer to anything we sent: the connection is not used again.
+    if (!response.keep_alive() || connection.buffer.size() != 0) impl.kept.reset();
     int status = static_cast<int>(response.result_int());
     // client-go runs the plugin again when the server refuses its credential; we also retry once.
     if (status == 401 && credential && !refreshed) {
@@ -443,13 +519,22 @@ json ApiClient::get(const std::string& path_and_query) {
       continue;
     }
     if (status < 200 || status > 299) throw ApiError::from_answer(request_name, status, response.body());
-    json parsed = json::parse(response.body(), nullptr, /*allow_exceptions=*/false);
-    if (parsed.is_discarded()) {
-      throw ApiError(request_name + " answered " + std::to_string(status) +
-                         " with a body that is not JSON: " + shortened(response.body()),
-                     status, "", "the body is not JSON");
+    return parse_answer(response.body(), request_name, status);
+  }
+}
+
+json ApiClient::parse_answer(std::string_view text, const std::string& request, int status) const {
+  try {
+    return parse_json_within(text, impl_->options.max_depth);
+  } catch (const JsonParseError& e) {
+    if (e.too_deep()) {
+      throw ApiError(request + " answered " + std::to_string(status) + " with JSON " + e.what() +
+                         ", the most an answer may be (as Go's encoding/json, which the API server decodes with)",
+                     status, "", e.what());
     }
-    return parsed;
+    throw ApiError(request + " answered " + std::to_string(status) + " with a body that is not JSON: " +
+                       shortened(std::string(text)),
+                   status, "", "the body is not JSON");
   }
 }
 
@@ -511,9 +596,10 @@ void ApiClient::stream_lines(const std::string& path_and_query, std::chrono::mil
         pending.clear();
       }
       pending.append(data);
-      if (pending.size() > impl.options.body_limit) {
-        throw impl.transport_error(
-            request_name, "a line of the stream is longer than " + std::to_string(impl.options.body_limit) + " bytes");
+      if (pending.size() > impl.options.line_limit) {
+        throw AnswerTooLargeError(request_name + ": a line of the stream is longer than " +
+                                      std::to_string(impl.options.line_limit) + " bytes, the most one watch event may take",
+                                  impl.options.line_limit);
       }
     }
     if (ec == beast::error::timeout) {

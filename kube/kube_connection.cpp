@@ -20,6 +20,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "kube/go_strings.h"
+#include "kube/server_name_check.h"
 
 namespace karta::kube {
 namespace {
@@ -100,6 +101,13 @@ struct ServerAddress {
 template <class Fail>
 ServerAddress parse_server_url(const std::string& url, Fail&& fail) {
   const std::string scheme = "https://";
+  // As Go's net/url refuses it ("invalid control character in URL"): a CR or LF in the path would end
+  // the request line and add headers to every request. Not quoted: the URL is then not fit to print.
+  if (auto control = std::find_if(url.begin(), url.end(), [](unsigned char c) { return c < 0x20 || c == 0x7f; });
+      control != url.end()) {
+    fail("holds a control character (byte " + std::to_string(control - url.begin()) +
+         "), which no URL may hold; write the API server's https:// URL without it");
+  }
   if (url.rfind("http://", 0) == 0) {
     fail("\"" + url + "\": plain http is not supported; the API server must use https://");
   }
@@ -490,6 +498,15 @@ KubeConnection load_kubeconfig(const KubeconfigFiles& files, std::string context
   }
   connection.tls_server_name =
       cluster_file->string_field(cluster, "tls-server-name", cluster_path + ".tls-server-name");
+  // Refused here rather than when connecting: OpenSSL does not take such a name, and a client that went
+  // on would accept any certificate the CA signed, whatever name it is for.
+  if (!connection.tls_server_name.empty()) {
+    if (std::string fault = server_name_fault(connection.tls_server_name); !fault.empty()) {
+      cluster_file->fail(cluster_path + ".tls-server-name", fault);
+    }
+  } else if (std::string fault = server_name_fault(connection.host); !fault.empty()) {
+    cluster_file->fail(cluster_path + ".server", "its host " + fault + "; or set tls-server-name");
+  }
   connection.insecure_skip_tls_verify =
       cluster_file->bool_field(cluster, "insecure-skip-tls-verify", cluster_path + ".insecure-skip-tls-verify");
   std::string ca = cluster_file->pem_field(cluster, "certificate-authority", cluster_path + ".certificate-authority");
@@ -575,6 +592,9 @@ KubeConnection in_cluster_connection(const ServiceAccountFiles& files) {
     throw KubeConfigError("KUBERNETES_SERVICE_PORT: \"" + port_text + "\" is not a port number from 1 to 65535");
   }
   connection.host = host;
+  if (std::string fault = server_name_fault(connection.host); !fault.empty()) {
+    throw KubeConfigError("KUBERNETES_SERVICE_HOST: " + fault);
+  }
   connection.port = static_cast<unsigned short>(number);
   connection.proxy = environment_proxy(connection.host, connection.port);
   connection.token_file = files.token;

@@ -17,15 +17,16 @@ ListSummary list_all(ApiClient& client, const std::string& collection, const Lis
   std::unordered_set<std::string> tokens_seen;
   // Why the LIST cannot go on, naming the collection.
   auto stopped = [&](const std::string& why) { return ApiError("LIST " + client.url(collection) + ": " + why, 0, "", why); };
-  do {
+  std::size_t page_size = options.page_size;
+  for (;;) {
     if (summary.pages == options.max_pages) {
       throw stopped("the server still sends continue tokens after " + std::to_string(summary.pages) +
                     " pages, the most a LIST may take");
     }
     std::string query = collection;
     char separator = '?';
-    if (options.page_size != 0) {
-      query += "?limit=" + std::to_string(options.page_size);
+    if (page_size != 0) {
+      query += "?limit=" + std::to_string(page_size);
       separator = '&';
     }
     if (!options.label_selector.empty()) {
@@ -36,6 +37,13 @@ ListSummary list_all(ApiClient& client, const std::string& collection, const Lis
     json page;
     try {
       page = client.get(query);
+    } catch (const AnswerTooLargeError& e) {
+      // Rather than hold more, ask for fewer objects from the same place in the same snapshot.
+      if (page_size == 1) {
+        throw AnswerTooLargeError(std::string(e.what()) + ", even for a page of one object", e.limit());
+      }
+      page_size = page_size == 0 ? kListPageSize : page_size / 2;
+      continue;
     } catch (const ApiError& e) {
       // A 410 on a later page: the snapshot the continue token points into has been compacted away.
       // client-go's pager then lists again from the start; the caller decides.
@@ -82,7 +90,8 @@ ListSummary list_all(ApiClient& client, const std::string& collection, const Lis
     summary.items += delivered.items.size();
     delivered.items_so_far = summary.items;
     if (on_page) on_page(delivered);
-  } while (!continue_token.empty());
+    if (continue_token.empty()) break;
+  }
   return summary;
 }
 

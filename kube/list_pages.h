@@ -19,12 +19,17 @@ namespace karta::kube {
 
 // How many pages a LIST may take. client-go's pager has no limit, but a server that keeps sending new
 // continue tokens (or a loop of them) would then be read forever, piling up objects. 10,000 pages of the
-// default 500 are 5 million objects: 30 times the 150,000 pods of Kubernetes' largest tested clusters.
+// default 100 are a million objects: 6 times the 150,000 pods of Kubernetes' largest tested clusters.
 constexpr std::size_t kMaxListPages = 10'000;
+
+// Objects per LIST page unless the caller asks otherwise: what one page makes the client hold is bounded
+// by ApiClientOptions::body_limit (kube/api_client.h), and 100 objects of a few KB each, or 10 of the
+// largest CRDs, are far from it. (client-go's pager asks for 500; kubectl's --chunk-size too.)
+constexpr std::size_t kListPageSize = 100;
 
 struct ListOptions {
   std::string label_selector;  // "" for every object; sent percent-encoded
-  std::size_t page_size = 500;  // ?limit=; 0 asks for everything in one answer
+  std::size_t page_size = kListPageSize;  // ?limit=; 0 asks for everything in one answer
   std::size_t max_pages = kMaxListPages;
 };
 
@@ -52,8 +57,10 @@ struct ListSummary {
 // message; a 410 for a page after the first (the continue token expired: the snapshot was compacted
 // away) says so and that the LIST must start again. A continue token the server already sent (the LIST
 // would go round for ever), or a page past options.max_pages, ends it with an ApiError (status 0) naming
-// the collection; that page is not delivered. A page that is not a list is a runtime_error. Exceptions
-// from on_page pass through.
+// the collection; that page is not delivered. A page larger than the client's body_limit is asked for
+// again with half the limit (the same continue token: the same snapshot), down to one object; a single
+// object past it ends the LIST with the AnswerTooLargeError, naming the limit. A page that is not a list
+// is a runtime_error. Exceptions from on_page pass through.
 ListSummary list_all(ApiClient& client, const std::string& collection, const ListOptions& options,
                      const std::function<void(ListPage& page)>& on_page);
 

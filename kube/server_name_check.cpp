@@ -62,15 +62,41 @@ std::string common_name(X509* certificate) {
 
 }  // namespace
 
-void require_server_name(SSL* ssl, const std::string& name) {
-  X509_VERIFY_PARAM* param = SSL_get0_param(ssl);
-  if (is_ip_address(name)) {
-    X509_VERIFY_PARAM_set1_ip_asc(param, name.c_str());
-    return;
+std::string server_name_fault(const std::string& name) {
+  if (name.empty()) return "is empty";
+  if (name.find('%') != std::string::npos && name.find(':') != std::string::npos) {
+    return "is an IPv6 address with a zone (%...), which no certificate can name; give the address without "
+           "it, or the DNS name the API server's certificate carries";
   }
-  SSL_set_tlsext_host_name(ssl, name.c_str());
+  if (is_ip_address(name)) return "";
+  if (name.size() > 253) return "is longer than 253 bytes, the most a DNS name may have";
+  std::size_t label = 0;  // bytes of the label being read
+  for (std::size_t i = 0; i < name.size(); ++i) {
+    char c = name[i];
+    if (c == '.') {
+      if (label == 0) return "has an empty label (two dots, or a leading dot); give a DNS name or an IP address";
+      label = 0;
+      continue;
+    }
+    bool allowed = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
+    if (!allowed) {
+      std::string what = c == '\0'                                        ? "a NUL byte"
+                         : static_cast<unsigned char>(c) < 0x20 || c == 0x7f ? "a control character"
+                                                                             : "a character no DNS name has";
+      return "holds " + what + " (byte " + std::to_string(i) + "); give a DNS name or an IP address";
+    }
+    if (++label > 63) return "has a label longer than 63 bytes, the most a DNS label may have";
+  }
+  return "";
+}
+
+bool require_server_name(SSL* ssl, const std::string& name) {
+  X509_VERIFY_PARAM* param = SSL_get0_param(ssl);
+  if (name.empty() || name.find('\0') != std::string::npos) return false;
+  if (is_ip_address(name)) return X509_VERIFY_PARAM_set1_ip_asc(param, name.c_str()) == 1;
+  if (SSL_set_tlsext_host_name(ssl, name.c_str()) != 1) return false;
   X509_VERIFY_PARAM_set_hostflags(param, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS | X509_CHECK_FLAG_NEVER_CHECK_SUBJECT);
-  X509_VERIFY_PARAM_set1_host(param, name.c_str(), name.size());
+  return X509_VERIFY_PARAM_set1_host(param, name.c_str(), name.size()) == 1;
 }
 
 std::string server_name_mismatch(X509_STORE_CTX* context, const std::string& name) {

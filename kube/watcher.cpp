@@ -5,6 +5,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "json/json_document.h"
 #include "kube/list_pages.h"
 #include "kube/json_fields.h"
 
@@ -206,7 +207,15 @@ ResourceWatcher::WatchEnd ResourceWatcher::watch() {
 }
 
 void ResourceWatcher::handle_event(const std::string& request, std::string_view line, bool& gone) {
-  json event = json::parse(line, nullptr, /*allow_exceptions=*/false);
+  // Bounded as every answer is (kube/api_client.h): an event nested too deep is an error, not a crash.
+  json event;
+  try {
+    event = parse_json_within(line, kMaxAnswerDepth);
+  } catch (const JsonParseError& e) {
+    if (e.too_deep()) {
+      throw std::runtime_error(request + ": a watch event is " + e.what() + ", the most an answer may be");
+    }
+  }
   if (!event.is_object() || !event.contains("object")) {
     std::string shown(line.substr(0, 200));
     throw std::runtime_error(request + ": a line of the stream is not a watch event: " + shown);

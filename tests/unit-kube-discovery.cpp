@@ -323,7 +323,7 @@ TEST_CASE("RBAC's 403 names the user, verb, resource, group and namespace, and l
   CHECK(in_namespace.reason() == "Forbidden");
   CHECK(in_namespace.message() == "deployments.apps is forbidden: User " + user +
                                       " cannot list resource \"deployments\" in API group \"apps\" in the namespace \"secret\"");
-  CHECK(std::string(in_namespace.what()).find("/apis/apps/v1/namespaces/secret/deployments?limit=500 answered 403") !=
+  CHECK(std::string(in_namespace.what()).find("/apis/apps/v1/namespaces/secret/deployments?limit=100 answered 403") !=
         std::string::npos);
   kube::ApiError cluster_wide = api_error_of([&] { kube::list_all(cluster.client, "/apis/apps/v1/deployments", {}, {}); });
   CHECK(cluster_wide.message() == "deployments.apps is forbidden: User " + user +

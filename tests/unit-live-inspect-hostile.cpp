@@ -134,12 +134,12 @@ TEST_CASE("list -A with an owner name holding a request line sends only the esca
   // DELETE, no request for "victim".
   CHECK(cluster.server.request_lines() ==
         std::vector<std::string>{"GET /api HTTP/1.1", "GET /apis HTTP/1.1", "GET /apis/run.ai/v1alpha1 HTTP/1.1",
-                                 "GET /apis/run.ai/v1alpha1/kartas?limit=500 HTTP/1.1", "GET /api/v1 HTTP/1.1",
-                                 "GET /api/v1/pods?limit=500 HTTP/1.1",
+                                 "GET /apis/run.ai/v1alpha1/kartas?limit=100 HTTP/1.1", "GET /api/v1 HTTP/1.1",
+                                 "GET /api/v1/pods?limit=100 HTTP/1.1",
                                  "GET /api/v1/namespaces/research/configmaps/" + kEscaped + " HTTP/1.1",
-                                 "GET /apis/batch/v1 HTTP/1.1", "GET /apis/batch/v1/jobs?limit=500 HTTP/1.1",
+                                 "GET /apis/batch/v1 HTTP/1.1", "GET /apis/batch/v1/jobs?limit=100 HTTP/1.1",
                                  "GET /apis/jobset.x-k8s.io/v1alpha2 HTTP/1.1",
-                                 "GET /apis/jobset.x-k8s.io/v1alpha2/jobsets?limit=500 HTTP/1.1"});
+                                 "GET /apis/jobset.x-k8s.io/v1alpha2/jobsets?limit=100 HTTP/1.1"});
 }
 
 TEST_CASE("inspect with that pod in the namespace sends only the escaped GET and shows the workload's own pod") {
@@ -157,9 +157,9 @@ TEST_CASE("inspect with that pod in the namespace sends only the escaped GET and
   CHECK(view["unplaced"] == json::array());
   CHECK(cluster.server.request_lines() ==
         std::vector<std::string>{"GET /api HTTP/1.1", "GET /apis HTTP/1.1", "GET /apis/run.ai/v1alpha1 HTTP/1.1",
-                                 "GET /apis/run.ai/v1alpha1/kartas?limit=500 HTTP/1.1", "GET /api/v1 HTTP/1.1",
+                                 "GET /apis/run.ai/v1alpha1/kartas?limit=100 HTTP/1.1", "GET /api/v1 HTTP/1.1",
                                  "GET /apis/batch/v1 HTTP/1.1", "GET /apis/batch/v1/namespaces/research/jobs/train HTTP/1.1",
-                                 "GET /api/v1/namespaces/research/pods?limit=500 HTTP/1.1",
+                                 "GET /api/v1/namespaces/research/pods?limit=100 HTTP/1.1",
                                  "GET /api/v1/namespaces/research/configmaps/" + kEscaped + " HTTP/1.1"});
 }
 

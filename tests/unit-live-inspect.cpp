@@ -135,9 +135,9 @@ TEST_CASE("inspect jobset/demo prints the seed's tree: 3/3 ready, 12 GPUs, each 
   for (const auto& target : cluster.server.targets()) {
     if (target.find('?') != std::string::npos || target.find("/namespaces/") != std::string::npos) asked.push_back(target);
   }
-  CHECK(asked == std::vector<std::string>{"/apis/run.ai/v1alpha1/kartas?limit=500",
+  CHECK(asked == std::vector<std::string>{"/apis/run.ai/v1alpha1/kartas?limit=100",
                                           "/apis/jobset.x-k8s.io/v1alpha2/namespaces/research/jobsets/demo",
-                                          "/api/v1/namespaces/research/pods?limit=500",
+                                          "/api/v1/namespaces/research/pods?limit=100",
                                           "/apis/batch/v1/namespaces/research/jobs/demo-leader-0",
                                           "/apis/batch/v1/namespaces/research/jobs/demo-worker-0",
                                           "/apis/batch/v1/namespaces/research/jobs/demo-worker-1"});
@@ -402,7 +402,7 @@ TEST_CASE("inspect and list read every file of $KUBECONFIG, merged as kubectl me
                       "research    demo   JobSet   Running   leader(1), worker(2)   12    20s\n");
   // In the merged context's namespace, research.
   auto targets = cluster.server.targets();
-  CHECK(std::find(targets.begin(), targets.end(), "/apis/jobset.x-k8s.io/v1alpha2/namespaces/research/jobsets?limit=500") !=
+  CHECK(std::find(targets.begin(), targets.end(), "/apis/jobset.x-k8s.io/v1alpha2/namespaces/research/jobsets?limit=100") !=
         targets.end());
   for (const auto& request : cluster.server.received()) CHECK(request.authorization == "Bearer sesame");
 }
@@ -468,8 +468,8 @@ TOTAL       3          4     8250m   33280Mi
     if (target.starts_with("/api/v1/namespaces/research/pods?")) selectors.push_back(test::percent_decode(target));
   }
   CHECK(selectors == std::vector<std::string>{
-                         "/api/v1/namespaces/research/pods?limit=500&labelSelector=app=trainer,example.com/role=driver",
-                         "/api/v1/namespaces/research/pods?limit=500&labelSelector=app=trainer"});
+                         "/api/v1/namespaces/research/pods?limit=100&labelSelector=app=trainer,example.com/role=driver",
+                         "/api/v1/namespaces/research/pods?limit=100&labelSelector=app=trainer"});
 }
 
 TEST_CASE("a pod that is not ready says why: the scheduler's reason, the pod's, or its Ready condition's") {

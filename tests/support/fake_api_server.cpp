@@ -159,6 +159,14 @@ std::vector<Received> FakeApiServer::Impl::received() const {
   return on_io([&] { return received_; });
 }
 
+std::vector<std::string> FakeApiServer::Impl::raw_heads() const {
+  return on_io([&] { return raw_heads_; });
+}
+
+void FakeApiServer::Impl::answer_raw(const std::string& path, int status, std::string body) {
+  on_io([&] { raw_answers_[path] = {status, std::move(body)}; });
+}
+
 std::vector<std::string> FakeApiServer::Impl::targets() const {
   std::vector<std::string> result;
   for (const auto& request : received()) result.push_back(request.target);
@@ -260,6 +268,9 @@ void FakeApiServer::Impl::handle(const std::shared_ptr<Session>& session,
                        (!options_.token.empty() && request[http::field::authorization] == "Bearer " + options_.token);
   if (!authenticated) return session->respond(401, status_object(401, "Unauthorized", "Unauthorized"));
   std::string path = path_unescape(target.substr(0, target.find('?')));
+  if (auto raw = raw_answers_.find(path); raw != raw_answers_.end()) {
+    return session->respond_text(raw->second.first, "application/json", raw->second.second);
+  }
   for (const std::string& prefix : unavailable_) {
     if (path == prefix || path.starts_with(prefix + "/")) return session->respond_text(503, "text/plain; charset=utf-8", "service unavailable\n");
   }
@@ -351,6 +362,10 @@ std::vector<std::string> FakeApiServer::request_lines() const {
   return lines;
 }
 std::vector<std::string> FakeApiServer::targets() const { return impl_->targets(); }
+std::vector<std::string> FakeApiServer::raw_heads() const { return impl_->raw_heads(); }
+void FakeApiServer::answer_raw(const std::string& path, int status, std::string body) {
+  impl_->answer_raw(path, status, std::move(body));
+}
 std::size_t FakeApiServer::connections() const { return impl_->connections(); }
 std::size_t FakeApiServer::open_watches() const { return impl_->open_watches(); }
 void FakeApiServer::serve(FakeResource resource, std::vector<json> objects) {

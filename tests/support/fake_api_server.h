@@ -76,6 +76,12 @@ struct FakeApiServerOptions {
   // Give every LIST page after the first the continue token it was asked with, as a broken (or hostile)
   // server might: a client that follows tokens blindly never ends.
   bool repeat_continue_token = false;
+  // After the first answer on each connection, in the same write, an answer to nothing: a 403 Status,
+  // as a hostile (or broken) server or proxy may send to desynchronise a kept-alive connection.
+  bool unsolicited_403_after_first_answer = false;
+  // When a connection has been idle this long after an answer, send what Go's net/http server (and
+  // front proxies) send then: "408 Request Timeout" with Connection: close, and close. 0: never.
+  std::chrono::milliseconds idle_408_after{0};
 };
 
 // A resource as an API server serves it (a built-in kind or a CRD's), named as its APIResourceList
@@ -168,6 +174,14 @@ class FakeApiServer {
   // Denies every request for the resource in `namespace_name`, or everywhere when it is "". A request
   // across all namespaces is denied once any namespace is, as it needs a ClusterRole.
   void forbid(const std::string& group, const std::string& plural, const std::string& namespace_name = "");
+
+  // A GET of `path` (without its query) gets `status` and `body` as given, as a hostile server might
+  // answer: a CRD nested 60,000 levels deep, an answer of 40 MiB.
+  void answer_raw(const std::string& path, int status, std::string body);
+
+  // Every request head (request line and headers, up to the blank line) exactly as its bytes arrived,
+  // before any parsing: what a header injected with CR/LF or a smuggled second request would show in.
+  std::vector<std::string> raw_heads() const;
 
   std::vector<Received> received() const;
   std::vector<std::string> targets() const;

@@ -91,6 +91,9 @@ class FakeApiServer::Impl {
     // The terminating chunk: the answer ends normally. The connection is then closed.
     void end_watch();
 
+    // After an answer: unless a request comes within options.idle_408_after, a 408 and the close.
+    void time_out_idle();
+
    private:
     void read();
 
@@ -112,6 +115,7 @@ class FakeApiServer::Impl {
     bool watching_ = false;
     bool bookmarks_ = false;
     bool closed_ = false;
+    std::size_t answers_ = 0;  // written on this connection
   };
 
  public:
@@ -135,6 +139,8 @@ class FakeApiServer::Impl {
   void make_unavailable(const std::string& group, const std::string& version);
 
   std::vector<Received> received() const;
+  std::vector<std::string> raw_heads() const;
+  void answer_raw(const std::string& path, int status, std::string body);
   std::vector<std::string> targets() const;
   std::size_t connections() const;
   std::size_t open_watches() const;
@@ -195,6 +201,8 @@ class FakeApiServer::Impl {
   int failure_status_ = 500;
   std::set<std::string> unavailable_;  // group versions: "/apis/GROUP/VERSION"
   std::vector<Received> received_;
+  std::vector<std::string> raw_heads_;
+  std::map<std::string, std::pair<int, std::string>> raw_answers_;  // by path
 };
 
 }  // namespace karta::test

@@ -3,6 +3,10 @@
 // file alone; the files that decide what to answer only call these functions.
 #include "support/fake_api_server_impl.h"
 
+#include <sstream>
+
+#include <boost/asio/read_until.hpp>
+
 namespace karta::test {
 
 void FakeApiServer::Impl::Session::start() {
@@ -32,9 +36,36 @@ void FakeApiServer::Impl::Session::respond_text(int status, const std::string& c
   response->body() = std::move(body);
   response->keep_alive(request_.keep_alive());
   response->prepare_payload();
-  http::async_write(stream_, *response, [self = shared_from_this(), response](beast::error_code ec, std::size_t) {
-    if (ec || !response->keep_alive() || self->server_.options_.close_after_answer) return self->close();
+  auto written = [self = shared_from_this(), keep_alive = response->keep_alive()](beast::error_code ec, std::size_t) {
+    if (ec || !keep_alive || self->server_.options_.close_after_answer) return self->close();
     self->read();
+    if (self->server_.options_.idle_408_after.count() > 0) self->time_out_idle();
+  };
+  if (answers_++ == 0 && server_.options_.unsolicited_403_after_first_answer) {
+    // The answer and the unsolicited one in a single write, so that they reach the client together.
+    http::response<http::string_body> unsolicited(http::status::forbidden, 11);
+    unsolicited.set(http::field::content_type, "application/json");
+    unsolicited.body() = status_object(403, "Forbidden", "unsolicited: this answers nothing that was asked").dump();
+    unsolicited.prepare_payload();
+    std::ostringstream both;
+    both << *response << unsolicited;
+    auto bytes = std::make_shared<std::string>(both.str());
+    net::async_write(stream_, net::buffer(*bytes),
+                     [bytes, written](beast::error_code ec, std::size_t n) { written(ec, n); });
+    return;
+  }
+  http::async_write(stream_, *response, [response, written](beast::error_code ec, std::size_t n) { written(ec, n); });
+}
+
+void FakeApiServer::Impl::Session::time_out_idle() {
+  timer_.expires_after(server_.options_.idle_408_after);
+  timer_.async_wait([self = shared_from_this()](beast::error_code ec) {
+    if (ec || self->closed_) return;
+    // Go's net/http server's words for it (server.go: "408 Request Timeout" with errorHeaders).
+    auto bytes = std::make_shared<std::string>(
+        "HTTP/1.1 408 Request Timeout\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n"
+        "408 Request Timeout");
+    net::async_write(self->stream_, net::buffer(*bytes), [self, bytes](beast::error_code, std::size_t) { self->close(); });
   });
 }
 
@@ -76,9 +107,15 @@ void FakeApiServer::Impl::Session::end_watch() {
 
 void FakeApiServer::Impl::Session::read() {
   request_ = {};
-  http::async_read(stream_, buffer_, request_, [self = shared_from_this()](beast::error_code ec, std::size_t) {
+  // The head is read to its blank line and kept as it came, then parsed from the same buffer.
+  net::async_read_until(stream_, buffer_, "\r\n\r\n", [self = shared_from_this()](beast::error_code ec, std::size_t head) {
     if (ec) return self->close();
-    self->server_.handle(self, self->request_);
+    self->timer_.cancel();  // a request came: not idle
+    self->server_.raw_heads_.emplace_back(static_cast<const char*>(self->buffer_.data().data()), head);
+    http::async_read(self->stream_, self->buffer_, self->request_, [self](beast::error_code read_ec, std::size_t) {
+      if (read_ec) return self->close();
+      self->server_.handle(self, self->request_);
+    });
   });
 }
 
