@@ -115,6 +115,7 @@ std::shared_ptr<const CompiledDefinition> CompiledDefinition::compile(KartaDefin
       for (const auto& extra : spec->additional_containers) {
         plan.additional_containers.push_back(compiled->add(extra, ExpressionMode::Path, S));
       }
+      plan.gpu_request = compiled->add(spec->gpu_request, ExpressionMode::Path, S);
       plan.instance_id = compiled->add(component->instance_id, ExpressionMode::Value, S);
       if (component->scale) plan.replicas = compiled->add(component->scale->replicas, ExpressionMode::Value, S);
     }
@@ -159,6 +160,8 @@ std::shared_ptr<const CompiledDefinition> CompiledDefinition::compile(KartaDefin
   }
   if (d.gang) compiled->gang_ = gang_plan(d);
   compiled->workload_pod_labels_ = compiled->add(d.workload_pod_labels, ExpressionMode::Path, ExpressionGroup::Structure);
+  compiled->queue_path_ = compiled->add(d.queue_path, ExpressionMode::Path, ExpressionGroup::Structure);
+  compiled->gang_min_member_ = compiled->add(d.gang_min_member, ExpressionMode::Value, ExpressionGroup::Structure);
 
   for (auto group : {ExpressionGroup::Structure, ExpressionGroup::Status, ExpressionGroup::Pod}) {
     std::vector<const CompiledExpression*> members;

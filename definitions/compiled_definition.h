@@ -71,6 +71,7 @@ struct ComponentPlan {
                tolerations = kNoExpression, node_selector = kNoExpression, resources = kNoExpression,
                containers = kNoExpression, container = kNoExpression;  // fragmented
   std::vector<ExpressionId> additional_containers;
+  ExpressionId gpu_request = kNoExpression;  // the gpuRequestPath extension
   ExpressionId instance_id = kNoExpression;
   ExpressionId replicas = kNoExpression;
   // podSelector, each evaluated on a pod (ExpressionGroup::Pod): componentTypeSelector.keyPath,
@@ -133,6 +134,10 @@ class CompiledDefinition {
   const std::optional<GangPlan>& gang() const { return gang_; }
   // The definition's workload_pod_labels path (Path mode, Structure group), or kNoExpression.
   ExpressionId workload_pod_labels() const { return workload_pod_labels_; }
+  // The definition's queuePath (Path mode) and gangMinMemberPath (Value mode), Structure group, or
+  // kNoExpression.
+  ExpressionId queue_path() const { return queue_path_; }
+  ExpressionId gang_min_member() const { return gang_min_member_; }
   const std::vector<CompiledExpression>& expressions() const { return expressions_; }
   const JqProgram* bundle(ExpressionGroup group) const { return bundles_[static_cast<int>(group)].get(); }
 
@@ -147,6 +152,8 @@ class CompiledDefinition {
   std::optional<SuspendPlan> suspend_;
   std::optional<GangPlan> gang_;
   ExpressionId workload_pod_labels_ = kNoExpression;
+  ExpressionId queue_path_ = kNoExpression;
+  ExpressionId gang_min_member_ = kNoExpression;
   std::array<std::unique_ptr<JqProgram>, kExpressionGroups> bundles_;
 };
 

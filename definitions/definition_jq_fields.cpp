@@ -27,6 +27,7 @@ std::vector<DefinitionJqField> all_jq_fields(const KartaDefinition& definition) 
         }
       }
       for (const auto& extra : c->spec->additional_containers) fields.push_back({&extra, JqSubject::Object});
+      if (c->spec->gpu_request) fields.push_back({&*c->spec->gpu_request, JqSubject::Object});
     }
     add(c->instance_id);
     if (c->scale) {
@@ -56,6 +57,8 @@ std::vector<DefinitionJqField> all_jq_fields(const KartaDefinition& definition) 
     add(c->pod_selector->replica_key_path, JqSubject::Pod);
   }
   add(definition.workload_pod_labels);
+  add(definition.queue_path);
+  add(definition.gang_min_member);
   if (definition.gang) {
     for (const auto& group : definition.gang->pod_groups) {
       for (const auto& member : group.members) {

@@ -38,7 +38,9 @@ void read_extensions(const json& metadata, KartaDefinition& d, std::vector<Defin
   }
   ObjectReader top(value, where, faults);
   d.workload_pod_labels = top.jq("workloadPodLabelsPath");
-  const json* components = top.object("components", !d.workload_pod_labels);
+  d.queue_path = top.jq("queuePath");
+  d.gang_min_member = top.jq("gangMinMemberPath");
+  const json* components = top.object("components", !d.workload_pod_labels && !d.queue_path && !d.gang_min_member);
   if (components == nullptr) return;
   for (const auto& [name, fields] : components->items()) {
     std::string at = where + ".components." + name;
@@ -51,6 +53,7 @@ void read_extensions(const json& metadata, KartaDefinition& d, std::vector<Defin
     auto extra = reader.jq_list("additionalContainerPaths");
     auto tolerations = reader.jq("tolerationsPath");
     auto node_selector = reader.jq("nodeSelectorPath");
+    auto gpu_request = reader.jq("gpuRequestPath");
     if (component == nullptr) {
       reader.fault(at, "names no component of this definition");
       continue;
@@ -60,6 +63,13 @@ void read_extensions(const json& metadata, KartaDefinition& d, std::vector<Defin
         reader.fault(reader.field("additionalContainerPaths"), "needs a specDefinition on component \"" + name + "\"");
       } else {
         component->spec->additional_containers = std::move(extra);
+      }
+    }
+    if (gpu_request) {
+      if (!component->spec) {
+        reader.fault(reader.field("gpuRequestPath"), "needs a specDefinition on component \"" + name + "\"");
+      } else {
+        component->spec->gpu_request = std::move(gpu_request);
       }
     }
     if (tolerations || node_selector) {

@@ -28,7 +28,9 @@ enum class DefinitionForm {
 };
 
 // The annotation on a Karta that holds karta-webhook's extensions, as YAML (docs/definitions.md):
-//   components: {<component>: {additionalContainerPaths: [...], tolerationsPath: ..., nodeSelectorPath: ...}}
+//   workloadPodLabelsPath: ..., queuePath: ..., gangMinMemberPath: ...,
+//   components: {<component>: {additionalContainerPaths: [...], tolerationsPath: ..., nodeSelectorPath: ...,
+//                               gpuRequestPath: ...}}
 inline constexpr const char* kExtensionsAnnotation = "karta-webhook.io/extensions";
 
 // One place of a definition that holds a jq expression, named as the user wrote it.
@@ -54,6 +56,10 @@ struct SpecDefinition {
   // elsewhere in the object (KServe's `.spec.predictor.model`), counted with the pod's own. Output i
   // belongs to instance i.
   std::vector<JqField> additional_containers;
+  // karta-webhook's extension (kExtensionsAnnotation): a {name, quantity} object asking for `quantity` of
+  // the resource `name` per pod, outside any ResourceRequirements (SparkPodSpec's `gpu`). Output i belongs
+  // to instance i.
+  std::optional<JqField> gpu_request;
 };
 
 struct ScaleDefinition {
@@ -181,6 +187,12 @@ struct KartaDefinition {
   // kind's operator copies onto every pod of the workload, such as Milvus's .spec.components.podLabels.
   // Labels that are the same on every pod go there when the object holds no pod template to carry them.
   std::optional<JqField> workload_pod_labels;
+  // karta-webhook's extensions for a kind whose own controller reads a queue or a gang size from the
+  // object (`queuePath`, `gangMinMemberPath`): where the policy's resolved queue is written too (Volcano's
+  // .spec.queue, Spark's .spec.batchSchedulerOptions.queue), and the gang size the controller itself
+  // uses (Volcano's .spec.minAvailable), which the gang annotation then carries instead of the pod count.
+  std::optional<JqField> queue_path;
+  std::optional<JqField> gang_min_member;
 
   // The root's kind; the parser guarantees it is set.
   const GroupVersionKind& root_kind() const { return *root.kind; }

@@ -246,6 +246,13 @@ WorkloadLayout locate_pod_templates(DefinitionEvaluation& evaluation) {
       }
     }
 
+    if (const auto* places = locator.pointers(plan.gpu_request)) {
+      for (std::size_t i = 0; i < places->size() && i < count; ++i) {
+        auto request = find_at(object, (*places)[i]);
+        if (request && request->is_object()) instance(i).gpu_request = (*places)[i];
+      }
+    }
+
     auto ids = locator.names(plan.instance_id);
     if (ids && ids->size() != count) {
       layout.notes.push_back(component + ": instanceIdPath gave " + std::to_string(ids->size()) + " ids for " +

@@ -36,6 +36,7 @@ struct PodTemplateLocation {
   // Fragmented definitions name each piece instead.
   std::optional<JsonPointer> scheduler_name, tolerations, node_selector, resources, containers, container;
   std::vector<JsonPointer> additional_containers;  // present ones only
+  std::optional<JsonPointer> gpu_request;           // the gpuRequestPath extension, when present
   std::int64_t replicas = 1;  // pods of this instance, from scaleDefinition.replicasPath
 };
 

@@ -1,5 +1,6 @@
 #include "definitions/workload.h"
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -46,6 +47,17 @@ PodRequests template_requests(JsonElement object, const PodTemplateLocation& t, 
     if (t.resources) {
       if (auto resources = find_at(object, *t.resources)) {
         keep_max(r, container_requests(*resources, fragmented_gpu_names(gpu_names), counted));
+      }
+    }
+  }
+  if (t.gpu_request) {  // {name, quantity}: quantity per pod when name is counted as a GPU
+    if (auto request = find_at(object, *t.gpu_request)) {
+      auto name_element = member(*request, "name");
+      auto name = name_element ? string_of(*name_element) : std::nullopt;
+      if (name && std::find(gpu_names.begin(), gpu_names.end(), *name) != gpu_names.end()) {
+        if (auto quantity = member(*request, "quantity")) {
+          if (auto parsed = parse_quantity(*quantity)) r.gpus += *parsed;
+        }
       }
     }
   }

@@ -248,12 +248,36 @@ MutationOutcome mutate_workload(JsonElement object, const CompiledDefinition& de
     }
   }
 
+  // A kind whose own controller reads a queue from the object (the definition's queuePath extension:
+  // Volcano's .spec.queue, Spark's .spec.batchSchedulerOptions.queue) gets the same resolved queue there,
+  // so the scheduler that admits it and the queue label agree. The map holding it is created when absent.
+  if (!queue.empty() && queue_error.empty() && definition.queue_path() != kNoExpression && spec_mutable) {
+    const auto& places = evaluation.outcome(definition.queue_path());
+    const std::string field = definition.definition().queue_path->field;
+    if (places.error) {
+      outcome.notes.push_back(field + ": " + *places.error);
+    } else {
+      for (const JsonPointer& place : places.pointers) {
+        if (place.empty()) continue;
+        mutator.set(place.parent_pointer(), place.back(), queue, true, Where{});
+      }
+    }
+  }
+
   if (!policy.gpu.workload_total_annotation.empty() && analysis.total_gpus > 0) {
     mutator.set(workload_annotations, policy.gpu.workload_total_annotation, format_count(analysis.total_gpus), true,
                 Where{}, annotations_found);
   }
   if (!policy.gang.min_member_annotation.empty() && definition.gang()) {
     GangMinimum gang = gang_minimum(*definition.gang(), analysis.layout);
+    // The gang size the kind's own controller uses (gangMinMemberPath: Volcano's minAvailable), when the
+    // object sets one; else the members' pods.
+    if (definition.gang_min_member() != kNoExpression && !gang.not_computed) {
+      const auto& size = evaluation.outcome(definition.gang_min_member());
+      if (!size.error && size.values.size() == 1 && size.values[0].is_number_integer() && size.values[0].get<std::int64_t>() >= 0) {
+        gang.min_member = size.values[0].get<std::int64_t>();
+      }
+    }
     if (gang.not_computed) {
       outcome.notes.push_back(policy.gang.min_member_annotation + " not written: " + *gang.not_computed);
     } else if (*gang.min_member > 0) {

@@ -90,7 +90,7 @@ TEST_CASE("Kartas as the API server stores them with the published CRD are loade
     names.push_back(object["metadata"]["name"]);
     stored.push_back(std::move(object));
   }
-  REQUIRE(stored.size() == 25);
+  REQUIRE(stored.size() == 35);
   // A defaulted field is there, as the API server writes it.
   json jobset = *std::find_if(stored.begin(), stored.end(), [](const json& o) { return o["metadata"]["name"] == "cluster-jobset-v1alpha2"; });
   CHECK(jobset["spec"]["structureDefinition"]["rootComponent"]["statusDefinition"]["conditionsDefinition"] ==
@@ -113,7 +113,7 @@ TEST_CASE("Kartas as the API server stores them with the published CRD are loade
     review["request"]["kind"] = {{"group", "run.ai"}, {"version", "v1alpha1"}, {"kind", "Karta"}};
     return json::parse(client.request("POST", "/validate", review.dump()).body)["response"];
   };
-  // Loading checks and compiles all 25 (about 2 s, ten times that under the sanitizers).
+  // Loading checks and compiles all 35 (about 2 s, ten times that under the sanitizers).
   REQUIRE(eventually([&] { return validate(stored[0])["allowed"] == false; }, 60s * test::kSlowdown));
   for (const json& object : stored) {
     CAPTURE(object["metadata"]["name"]);

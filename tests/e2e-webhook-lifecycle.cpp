@@ -199,7 +199,7 @@ TEST_CASE("/metrics counters move after an admission") {
   test::HttpsClient client(running.port, running.certificates.ca);
   std::string before = client.request("GET", "/metrics").body;
   CHECK(before.find("karta_admission_requests_total{") == std::string::npos);
-  CHECK(before.find("karta_definitions_loaded 25\n") != std::string::npos);
+  CHECK(before.find("karta_definitions_loaded 35\n") != std::string::npos);
   json demo = test::document(test::source_dir() / "examples/jobset-demo.yaml");
   REQUIRE(client.request("POST", "/mutate", test::admission_review(demo).dump()).status == 200);
   std::string after = client.request("GET", "/metrics").body;

@@ -238,7 +238,13 @@ const std::set<std::string> kUnserved = {
     "nvidia.com/v1alpha1 DynamoGraphDeployment", "ray.io/v1 RayJob",
     "ray.io/v1 RayService",                      "serving.knative.dev/v1 Service",
     "serving.kserve.io/v1beta1 InferenceService", "serving.kserve.io/v1alpha1 LLMInferenceService",
-    "agents.x-k8s.io/v1beta1 Sandbox"};  // one row per kind: LLMInferenceService's two versions share it
+    "agents.x-k8s.io/v1beta1 Sandbox",
+    // The kinds beyond Workload Map's catalog (issue 51).
+    "batch.volcano.sh/v1alpha1 Job",             "sparkoperator.k8s.io/v1beta2 SparkApplication",
+    "trainer.kubeflow.org/v1alpha1 TrainJob",    "argoproj.io/v1alpha1 Workflow",
+    "apps.nvidia.com/v1alpha1 NIMCache",         "kubeflow.org/v1 TFJob",
+    "kubeflow.org/v1 XGBoostJob",                "kubeflow.org/v1 PaddleJob",
+    "kubeflow.org/v1 JAXJob",                    "kubeflow.org/v1 Notebook"};  // one row per kind: LLMInferenceService's two versions share it
 
 }  // namespace
 

@@ -143,6 +143,18 @@ TEST_CASE("each corpus CRD is found by group, version and kind, one schema per s
       {"ray.io/v1alpha1 RayJob", "rayjobs"},
       {"ray.io/v1 RayService", "rayservices"},
       {"ray.io/v1alpha1 RayService", "rayservices"},
+      {"batch.volcano.sh/v1alpha1 Job", "jobs"},
+      {"sparkoperator.k8s.io/v1beta2 SparkApplication", "sparkapplications"},
+      {"trainer.kubeflow.org/v1alpha1 TrainJob", "trainjobs"},
+      {"argoproj.io/v1alpha1 Workflow", "workflows"},
+      {"kubeflow.org/v1 TFJob", "tfjobs"},
+      {"kubeflow.org/v1 XGBoostJob", "xgboostjobs"},
+      {"kubeflow.org/v1 PaddleJob", "paddlejobs"},
+      {"kubeflow.org/v1 JAXJob", "jaxjobs"},
+      {"kubeflow.org/v1 Notebook", "notebooks"},
+      {"kubeflow.org/v1alpha1 Notebook", "notebooks"},
+      {"kubeflow.org/v1beta1 Notebook", "notebooks"},
+      {"apps.nvidia.com/v1alpha1 NIMCache", "nimcaches"},
   };
   CHECK(set->size() == expected.size());
   for (const auto& [name, plural] : expected) {

@@ -102,12 +102,13 @@ TOTAL       3          12    0     0
 // What `list` notes on the fixture cluster: every kind of the built-in catalog but JobSet, Job and Pod
 // is not served, and one line names them (tests/unit-live-list-unserved.cpp checks that line's form).
 std::string unserved_kind_notes() {
-  return "note: 22 kinds with a definition are not served by the cluster, skipped (--show-unserved lists each): "
+  return "note: 32 kinds with a definition are not served by the cluster, skipped (--show-unserved lists each): "
          "CronJob, DaemonSet, Deployment, DynamoGraphDeployment (nvidia.com/v1alpha1), "
-         "DynamoGraphDeployment (nvidia.com/v1beta1), InferenceService, LLMInferenceService (serving.kserve.io/v1alpha1), "
-         "LLMInferenceService (serving.kserve.io/v1alpha2), LeaderWorkerSet, MPIJob (kubeflow.org/v1), "
-         "MPIJob (kubeflow.org/v2beta1), Milvus, NIMService, PodCliqueSet, PyTorchJob, RayCluster, RayJob, RayService, "
-         "ReplicaSet, Sandbox, Service, StatefulSet\n";
+         "DynamoGraphDeployment (nvidia.com/v1beta1), InferenceService, JAXJob, Job, "
+         "LLMInferenceService (serving.kserve.io/v1alpha1), LLMInferenceService (serving.kserve.io/v1alpha2), "
+         "LeaderWorkerSet, MPIJob (kubeflow.org/v1), MPIJob (kubeflow.org/v2beta1), Milvus, NIMCache, NIMService, "
+         "Notebook, PaddleJob, PodCliqueSet, PyTorchJob, RayCluster, RayJob, RayService, ReplicaSet, Sandbox, Service, "
+         "SparkApplication, StatefulSet, TFJob, TrainJob, Workflow, XGBoostJob\n";
 }
 
 const std::string kDemoDescribe = R"(JobSet/demo   namespace: research   definition: jobset-v1alpha2 (catalog)   age: 20s

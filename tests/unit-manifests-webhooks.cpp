@@ -176,7 +176,7 @@ TEST_CASE("The workload webhooks skip, before the call, objects whose controller
     catalog_kinds.insert((group.empty() ? "" : group + "/") + scalar(kind["version"], "version") + "/" +
                          scalar(kind["kind"], "kind"));
   }
-  REQUIRE(catalog_kinds.size() == 25);
+  REQUIRE(catalog_kinds.size() == 35);
   for (const YAML::Node& webhook :
        {webhook_named(find(base(), "MutatingWebhookConfiguration", app_name), "mutate.karta.run.ai"),
         webhook_named(find(base(), "ValidatingWebhookConfiguration", app_name), "workloads.validate.karta.run.ai")}) {

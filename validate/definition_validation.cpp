@@ -26,6 +26,7 @@ std::vector<CheckedPath> object_paths(const KartaDefinition& d) {
       add(c->spec->pod_spec, ExpectedShape::PodSpec);
       add(c->spec->metadata, ExpectedShape::ObjectWithLabels);
       for (const auto& extra : c->spec->additional_containers) paths.push_back({&extra, ExpectedShape::Object});
+      add(c->spec->gpu_request, ExpectedShape::Object);  // the extensions annotation's gpuRequestPath
       if (const auto& f = c->spec->fragmented) {
         add(f->labels, ExpectedShape::StringMap);
         add(f->annotations, ExpectedShape::StringMap);
@@ -64,6 +65,8 @@ std::vector<CheckedPath> object_paths(const KartaDefinition& d) {
     }
   }
   add(d.workload_pod_labels, ExpectedShape::StringMap);  // the extensions annotation's workloadPodLabelsPath
+  add(d.queue_path, ExpectedShape::String);              // queuePath
+  add(d.gang_min_member, ExpectedShape::Integer);        // gangMinMemberPath
   return paths;
 }
 
