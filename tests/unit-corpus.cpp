@@ -82,7 +82,7 @@ TEST_SUITE("corpus") {
 
 TEST_CASE("Every file SOURCES.md lists is in tests/corpus and is not empty") {
   const std::vector<SourceRow> rows = sources_table();
-  CHECK(rows.size() == 63);  // 16 CRDs, 45 samples, 2 Karta-API CRDs
+  CHECK(rows.size() == 67);  // 20 CRDs, 45 samples, 2 Karta-API CRDs
   for (const SourceRow& row : rows) {
     INFO(row.file);
     const fs::path file = repository_corpus() / row.file;
@@ -104,8 +104,8 @@ TEST_CASE("Every file of tests/corpus is listed in SOURCES.md") {
   CHECK(present == listed);
 }
 
-TEST_CASE("The corpus holds 16 CRDs, 45 samples and the two Karta-API CRDs") {
-  CHECK(files_under("crds").size() == 16);
+TEST_CASE("The corpus holds 20 CRDs, 45 samples and the two Karta-API CRDs") {
+  CHECK(files_under("crds").size() == 20);
   CHECK(files_under("samples").size() == 45);
   CHECK(files_under("karta") == std::set<std::string>{"karta/run.ai_kartas.yaml",
                                                       "karta/optimization.nvidia.com_resourceinterfaces.yaml"});

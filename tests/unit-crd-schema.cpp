@@ -143,6 +143,10 @@ TEST_CASE("each corpus CRD is found by group, version and kind, one schema per s
       {"ray.io/v1alpha1 RayJob", "rayjobs"},
       {"ray.io/v1 RayService", "rayservices"},
       {"ray.io/v1alpha1 RayService", "rayservices"},
+      {"batch.volcano.sh/v1alpha1 Job", "jobs"},
+      {"sparkoperator.k8s.io/v1beta2 SparkApplication", "sparkapplications"},
+      {"trainer.kubeflow.org/v1alpha1 TrainJob", "trainjobs"},
+      {"argoproj.io/v1alpha1 Workflow", "workflows"},
   };
   CHECK(set->size() == expected.size());
   for (const auto& [name, plural] : expected) {
