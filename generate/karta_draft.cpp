@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
+#include <regex>
 #include <set>
 #include <sstream>
 #include <vector>
@@ -37,12 +38,57 @@ bool is_integer(const json* node) {
   return type == "integer" || type == "int-or-string";
 }
 
+// The field of a pod that holds its ResourceRequirements: `resources`, or one named after it
+// (`resourcesPerNode`); "" when none.
+std::string resources_field(const json& node) {
+  if (property(node, "resources") != nullptr) return "resources";
+  for (const std::string& name : property_names(node)) {
+    const json* field = property(node, name);
+    if (name.starts_with("resources") && property(*field, "limits") != nullptr && property(*field, "requests") != nullptr)
+      return name;
+  }
+  return "";
+}
+
+// The label key a description says the operator puts on the pods ("Pods of a task carry the label
+// `volcano.sh/task-spec`, set to the task's name"): a prefixed label key in backquotes or double quotes, in
+// a description that speaks of pods and of a label; "" when there is none, or more than one.
+std::string described_pod_label(const std::string& description) {
+  const std::string text = lower(description);
+  if (text.find("label") == std::string::npos || text.find("pod") == std::string::npos) return "";
+  static const std::regex kQuotedKey(R"([`"]([a-z0-9]([-a-z0-9.]*[a-z0-9])?/[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)[`"])");
+  std::set<std::string> keys;
+  for (auto it = std::sregex_iterator(description.begin(), description.end(), kQuotedKey); it != std::sregex_iterator();
+       ++it)
+    keys.insert((*it)[1].str());
+  return keys.size() == 1 ? *keys.begin() : "";
+}
+
 // The components of the draft, one per place.
 struct Component {
   std::string name;
   const PodPlace* place = nullptr;
   std::string named_after;  // the fields the name comes from, "" for the fallback `pod`
+  // For a pod spelt out around a container of its own: the filter that keeps the places where one of its
+  // container fields is set (`select(.container or .script)`), so that the others make no instance.
+  std::string select;
+
+  // The place as a stream, and a field of it.
+  std::string stream() const { return select.empty() ? jq_path(place->steps) : jq_path(place->steps) + " | " + select; }
+  std::string field(const std::string& relative) const {
+    return select.empty() ? jq_path(place->steps) + relative : stream() + " | " + relative;
+  }
 };
+
+// `select(.a or .b)` for the container fields of a place.
+std::string container_select(const std::vector<std::string>& containers) {
+  if (containers.empty()) return "";
+  std::string any;
+  for (const auto& name : containers)
+    any += (any.empty() ? "" : " or ") +
+           jq_path({{SchemaStep::Kind::Field, name, false, nullptr}});
+  return "select(" + any + ")";
+}
 
 std::string base_name(const SchemaSteps& steps, std::size_t field_index) {
   static const std::vector<std::string> kSuffixes = {"Specs", "Spec", "Templates", "Template"};
@@ -80,7 +126,7 @@ std::vector<Component> name_components(const std::vector<PodPlace>& places, cons
     const std::string stem = name;
     for (int n = 2; taken.count(name) != 0; ++n) name = stem + "-" + std::to_string(n);
     taken.insert(name);
-    components.push_back({name, &place, terminal_text(named_after)});
+    components.push_back({name, &place, terminal_text(named_after), container_select(place.containers)});
   }
   return components;
 }
@@ -125,6 +171,7 @@ class Drafter {
           "CustomResourceDefinition " + crd_name_ + " version " + version_ +
           ": its schema holds no pod template, pod spec or inline pod fields, so there is nothing to draft");
     components_ = name_components(found.places, root_name_);
+    gang_size_ = gang_size_field(found);
     header(found);
     y_.line(0, "apiVersion: run.ai/v1alpha1");
     y_.line(0, "kind: Karta");
@@ -140,6 +187,7 @@ class Drafter {
     draft_suspend(y_, schema_);
     y_.line(4, "childComponents:");
     for (const Component& component : components_) child(component);
+    gang();
     return y_.str();
   }
 
@@ -153,14 +201,19 @@ class Drafter {
     y_.comment(0, "The schema cannot say:");
     y_.comment(0, "- which kind the operator creates from each pod place (a Pod is assumed), nor which of them run");
     y_.comment(0, "  together (a mode field that turns components on and off is not read);");
-    y_.comment(
-        0,
-        "- the labels the operator puts on its pods (an idPath below is a placeholder), and gang scheduling (none).");
+    y_.comment(0, gang_size_.empty() ? "- the labels the operator puts on its pods (an idPath below is a placeholder), "
+                                       "and gang scheduling (none)."
+                                     : "- the labels the operator puts on its pods (an idPath below is a placeholder), "
+                                       "and which pods form the gang (all, below).");
     for (const SchemaSteps& shared : found.shared)
       y_.comment(0, "Not a pod: " + code(jq_path(shared)) + " holds pod fields shared by the components below it.");
     for (const SchemaSteps& group : found.groups)
       y_.comment(0, "Not a pod of its own: " + code(jq_path(group)) +
                         " overrides fields of the pod that holds it, as a group of it.");
+    for (const NotAPod& field : found.not_pods)
+      y_.comment(0, "Not a pod: " + code(jq_path(field.steps)) +
+                        (field.patches ? " patches pods that another object describes."
+                                       : " holds defaults for the pods of others."));
   }
 
   void extensions() {
@@ -168,22 +221,49 @@ class Drafter {
     for (const Component& component : components_) {
       if (component.place->shape != PodShape::Fragmented) continue;
       const json& node = *component.place->steps.back().node;
-      const std::string at = jq_path(component.place->steps);
       std::vector<std::string> fields;
-      if (property(node, "tolerations") != nullptr) fields.push_back("tolerationsPath: " + scalar(at + ".tolerations"));
+      if (property(node, "tolerations") != nullptr)
+        fields.push_back("tolerationsPath: " + scalar(component.field(".tolerations")));
       if (property(node, "nodeSelector") != nullptr)
-        fields.push_back("nodeSelectorPath: " + scalar(at + ".nodeSelector"));
+        fields.push_back("nodeSelectorPath: " + scalar(component.field(".nodeSelector")));
       if (fields.empty()) continue;
       lines.push_back("  " + component.name + ":");
       for (const auto& field : fields) lines.push_back("    " + field);
     }
-    if (lines.empty()) return;
+    const std::string workload_labels = workload_pod_labels();
+    if (lines.empty() && workload_labels.empty()) return;
     y_.line(2, "annotations:");
-    y_.comment(4, "tolerations and nodeSelector of pods spelt out field by field have no field in the published");
-    y_.comment(4, "fragmentedPodSpecDefinition: karta-webhook reads them from its extensions annotation");
+    if (!workload_labels.empty()) {
+      y_.comment(4, code(workload_labels) + " is the labels map of an object of `.spec` named for its pods'");
+      y_.comment(4, "metadata: the labels of every pod, where the workload's own labels go");
+    }
+    if (!lines.empty()) {
+      y_.comment(4, "tolerations and nodeSelector of pods spelt out field by field have no field in the published");
+      y_.comment(4, "fragmentedPodSpecDefinition: karta-webhook reads them from its extensions annotation");
+    }
     y_.line(4, "karta-webhook.io/extensions: |");
+    if (!workload_labels.empty()) y_.line(6, "workloadPodLabelsPath: " + scalar(workload_labels));
+    if (lines.empty()) return;
     y_.line(6, "components:");
     for (const auto& text : lines) y_.line(6, text);
+  }
+
+  // `.spec.podMetadata.labels`: the labels of an object of `.spec` that is named for the metadata of its
+  // pods (Argo's podMetadata, "metadata that should be applied to workflow pods"), outside every place.
+  std::string workload_pod_labels() const {
+    const json* spec = property(schema_, "spec");
+    if (spec == nullptr) return "";
+    for (const std::string& name : property_names(*spec)) {
+      const std::string lowered = lower(name);
+      const json* node = property(*spec, name);
+      if (lowered.find("pod") == std::string::npos || !lowered.ends_with("metadata") ||
+          property(*node, "labels") == nullptr || property(*node, "annotations") == nullptr)
+        continue;
+      return jq_path({{SchemaStep::Kind::Field, "spec", false, spec},
+                      {SchemaStep::Kind::Field, name, false, node},
+                      {SchemaStep::Kind::Field, "labels", false, nullptr}});
+    }
+    return "";
   }
 
   void child(const Component& component) {
@@ -207,9 +287,23 @@ class Drafter {
         std::string fields;
         for (const auto& field : crd_schema_nodes::inline_pod_fields(node))
           fields += (fields.empty() ? "" : ", ") + field;
-        if (property(node, "podLabels") == nullptr) fields = "labels, " + fields;
-        y_.comment(
-            6, code(at) + " spells a pod out field by field (" + terminal_text(fields) + ") and has no pod template");
+        if (property(node, "podLabels") == nullptr && property(node, "labels") != nullptr) fields = "labels, " + fields;
+        if (!place.containers.empty()) {
+          std::string names;
+          for (const auto& name : place.containers) names += (names.empty() ? "" : " or ") + code(name);
+          y_.comment(6, code(at) + " holds a container of its own (" + names + ") beside fields of its pod (" +
+                            terminal_text(fields.empty() ? "metadata" : fields) + ")");
+          if (place.containers.size() > 1 || steps.back().kind != SchemaStep::Kind::Field)
+            y_.comment(6, "only those with a container make a pod: every path below keeps them, with " +
+                              code(component.select));
+        } else if (const std::string resources = resources_field(node); property(node, "image") != nullptr &&
+                                                                        !resources.empty() && fields.empty()) {
+          y_.comment(6, code(at) + " gives the image and the resources (" + code(resources) +
+                            ") of each of its pods, and has no pod template");
+        } else {
+          y_.comment(6, code(at) + " spells a pod out field by field (" + terminal_text(fields) +
+                            ") and has no pod template");
+        }
         break;
       }
     }
@@ -226,10 +320,10 @@ class Drafter {
       y_.line(10, "podSpecPath: " + scalar(at));
       metadata(component);
     } else {
-      fragmented(at, node);
+      fragmented(component);
     }
-    instance_ids(steps);
-    scale(place);
+    instance_ids(component);
+    scale(component);
   }
 
   // The nearest object, from the pod spec up to its list element, that holds `labels` and `annotations`:
@@ -257,28 +351,73 @@ class Drafter {
     y_.comment(10, "no metadataPath: no object from the pod spec up holds `labels` and `annotations`");
   }
 
-  void fragmented(const std::string& at, const json& node) {
+  void fragmented(const Component& component) {
+    const json& node = *component.place->steps.back().node;
     y_.line(10, "fragmentedPodSpecDefinition:");
     auto field = [&](const char* name, const std::string& path) {
-      y_.line(12, std::string(name) + ": " + scalar(at + path));
+      y_.line(12, std::string(name) + ": " + scalar(component.field(path)));
     };
-    field("labelsPath", property(node, "podLabels") != nullptr ? ".podLabels" : ".labels");
+    const json* metadata = property(node, "metadata");
+    auto in_metadata = [&](const char* name) { return metadata != nullptr && property(*metadata, name) != nullptr; };
+    // The pod's labels and annotations: its own maps, or those of its `metadata` (Argo's templates).
+    const bool own = property(node, "podLabels") != nullptr || property(node, "labels") != nullptr;
+    if (property(node, "podLabels") != nullptr)
+      field("labelsPath", ".podLabels");
+    else if (own)
+      field("labelsPath", ".labels");
+    else if (in_metadata("labels"))
+      field("labelsPath", ".metadata.labels");
+    else
+      y_.comment(12, "no labelsPath: " + code(jq_path(component.place->steps)) + " holds no labels for its pods");
     if (property(node, "podAnnotations") != nullptr)
       field("annotationsPath", ".podAnnotations");
-    else if (property(node, "annotations") != nullptr)
+    else if (own && property(node, "annotations") != nullptr)
       field("annotationsPath", ".annotations");
+    else if (!own && in_metadata("annotations"))
+      field("annotationsPath", ".metadata.annotations");
+    if (!component.place->containers.empty()) {
+      std::string either;
+      for (const auto& name : component.place->containers)
+        either += (either.empty() ? "" : " // ") + jq_path({{SchemaStep::Kind::Field, name, false, nullptr}});
+      field("containerPath", component.place->containers.size() > 1 ? "(" + either + ")" : either);
+    }
     if (property(node, "schedulerName") != nullptr) field("schedulerNamePath", ".schedulerName");
-    if (property(node, "resources") != nullptr) field("resourcesPath", ".resources");
+    if (const std::string resources = resources_field(node); !resources.empty())
+      field("resourcesPath", "." + resources);
     if (const json* affinity = property(node, "affinity")) {
       if (property(*affinity, "nodeAffinity") != nullptr) field("nodeAffinityPath", ".affinity.nodeAffinity");
       if (property(*affinity, "podAffinity") != nullptr) field("podAffinityPath", ".affinity.podAffinity");
     }
     if (property(node, "priorityClassName") != nullptr) field("priorityClassNamePath", ".priorityClassName");
-    if (const json* image = property(node, "image"); image != nullptr && type_of(*image) == "string")
+    if (const json* image = property(node, "image");
+        component.place->containers.empty() && image != nullptr && type_of(*image) == "string")
       field("imagePath", ".image");
+    unread_resources(component, node);
   }
 
-  void instance_ids(const SchemaSteps& steps) {
+  // What a pod asks for outside a ResourceRequirements, which no field of the published
+  // fragmentedPodSpecDefinition reads: said, so that whoever completes the draft knows GPUs go uncounted.
+  void unread_resources(const Component& component, const json& node) {
+    for (const std::string& name : property_names(node)) {
+      const json* request = property(node, name);
+      const json* resource = property(*request, "name");
+      const json* quantity = property(*request, "quantity");
+      if (resource == nullptr || quantity == nullptr || type_of(*resource) != "string" || !is_integer(quantity))
+        continue;
+      y_.comment(12, "not read: " + code(component.field("." + name)) +
+                         " asks for `quantity` of the resource `name` per pod (a GPU, say), outside a "
+                         "ResourceRequirements");
+    }
+    std::string sizes;
+    for (const char* name : {"cores", "coreRequest", "memory"})
+      if (property(node, name) != nullptr) sizes += std::string(sizes.empty() ? "" : ", ") + "`" + name + "`";
+    if (!sizes.empty())
+      y_.comment(12, "not read: " + sizes + " of " + code(jq_path(component.place->steps)) +
+                         " size the pod's CPU and memory outside a ResourceRequirements");
+  }
+
+  void instance_ids(const Component& component) {
+    const SchemaSteps& steps = component.place->steps;
     const std::size_t c = innermost_collection(steps);
     if (c == std::string::npos) return;
     const std::string collection = jq_path(steps, c);
@@ -286,7 +425,7 @@ class Drafter {
       y_.comment(8, code(collection) + " is a map: its keys name the instances (in sorted order, as `[]` walks it)");
       y_.line(8,
               "instanceIdPath: " + scalar(collection + (c > 0 && steps[c - 1].optional ? " // {}" : "") + " | keys[]"));
-      return instance_selector();
+      return instance_selector(steps, c);
     }
     const json& element = *steps[c].node;
     std::string key;
@@ -307,47 +446,115 @@ class Drafter {
       y_.comment(8, "no instanceIdPath: the items of " + code(collection) + " have no `name`; instances are numbered");
       return;
     }
-    const std::string path = jq_path(steps, c + 1) + "." + key;
+    const std::string path = c + 1 == steps.size() ? component.field("." + key) : jq_path(steps, c + 1) + "." + key;
     y_.comment(8, code(collection) + " is a list of objects keyed by " + code(key) + ": it names the instances");
     y_.line(8, "instanceIdPath: " + scalar(path));
-    instance_selector();
+    instance_selector(steps, c);
   }
 
   // An instance id needs a pod's way to name its instance (the published rules), which only the operator's
-  // labels can give: a placeholder, said to be one.
-  void instance_selector() {
+  // labels can give: the label a description on the way to the pods names, else a placeholder, said to be
+  // one.
+  void instance_selector(const SchemaSteps& steps, std::size_t collection) {
     y_.line(8, "podSelector:");
     y_.line(10, "componentInstanceSelector:");
+    const std::size_t from = collection > 0 ? collection - 1 : 0;
+    for (std::size_t k = from; k < steps.size(); ++k) {
+      const json* description = member(*steps[k].node, "description");
+      if (description == nullptr || !description->is_string()) continue;
+      const std::string key = described_pod_label(description->get<std::string>());
+      if (key.empty()) continue;
+      y_.comment(12, "the description of " + code(jq_path(steps, k + 1)) + " says the pods carry the label " +
+                         code(key));
+      y_.line(12, "idPath: " + quoted(".metadata.labels[" + quoted(key) + "]"));
+      return;
+    }
     y_.comment(12, "placeholder: the CRD does not say which label the operator puts on the pods; replace it");
     y_.line(12, "idPath: " + quoted(".metadata.labels[" + quoted(group_ + "/instance") + "]"));
   }
 
-  // An integer `replicas` (and `minReplicas`, `maxReplicas`) in the object that holds the pod, or further
-  // up to the list element or map value the pod belongs to (LeaderWorkerSet's is on .spec); a pod spelt
-  // out field by field holds its own.
-  void scale(const PodPlace& place) {
+  // An integer count of pods, `replicas` (else `instances`, else `numNodes`: SparkApplication's executors,
+  // TrainJob's nodes), and `minReplicas`, `maxReplicas`, in the object that holds the pod, or further up to
+  // the list element or map value the pod belongs to (LeaderWorkerSet's is on .spec); a pod spelt out field
+  // by field holds its own.
+  void scale(const Component& component) {
+    const PodPlace& place = *component.place;
     const SchemaSteps& steps = place.steps;
     const std::size_t c = innermost_collection(steps);
     const std::size_t lowest = c == std::string::npos ? 1 : c + 1;
     const std::size_t highest = place.shape == PodShape::Fragmented ? steps.size() : steps.size() - 1;
+    auto stream = [&](std::size_t k, const std::string& field) {
+      if (c == std::string::npos) return jq_path(steps, k) + "." + field;
+      if (c + 1 == steps.size() && !component.select.empty()) return component.stream() + " | ." + field;
+      return collection_stream(steps, c) + " | " + relative(steps, c + 1, k) + "." + field;
+    };
     std::vector<std::string> lines;
-    for (const std::string field : {"replicas", "minReplicas", "maxReplicas"}) {
+    auto find = [&](const std::vector<std::string>& names, const char* key, const std::string& says) {
       for (std::size_t k = highest; k >= lowest && k > 0; --k) {
-        if (!is_integer(property(*steps[k - 1].node, field))) continue;
-        std::string expression = c == std::string::npos
-                                     ? jq_path(steps, k) + "." + field
-                                     : collection_stream(steps, c) + " | " + relative(steps, c + 1, k) + "." + field;
-        const bool count = field == "replicas";
-        if (count) expression += " // 1";
-        lines.push_back("# " + code(jq_path(steps, k) + "." + field) + " is an integer beside the pod" +
-                        (count ? "; 1 when absent" : ": a scale bound"));
-        lines.push_back((count ? std::string("replicasPath") : field + "Path") + ": " + scalar(expression));
-        break;
+        for (const std::string& field : names) {
+          if (!is_integer(property(*steps[k - 1].node, field))) continue;
+          const bool count = std::string(key) == "replicasPath";
+          lines.push_back("# " + code(jq_path(steps, k) + "." + field) + " is an integer beside the pod" + says);
+          lines.push_back(std::string(key) + ": " + scalar(stream(k, field) + (count ? " // 1" : "")));
+          return;
+        }
       }
-    }
+    };
+    find({"replicas", "instances", "numNodes"}, "replicasPath", "; 1 when absent");
+    find({"minReplicas"}, "minReplicasPath", ": a scale bound");
+    find({"maxReplicas"}, "maxReplicasPath", ": a scale bound");
     if (lines.empty()) return;
     y_.line(8, "scaleDefinition:");
     for (const auto& text : lines) y_.line(10, text);
+  }
+
+  // An integer gang size of the whole workload (`minAvailable`, `minMember`, or a `minReplicas` that is no
+  // scale bound: no `replicas` or `maxReplicas` beside it) in `.spec` or in an object of it, up to three
+  // fields deep and outside every pod place (Volcano's .spec.minAvailable, Kubeflow's
+  // .spec.runPolicy.schedulingPolicy.minAvailable): the operator gang-schedules the pods, so the draft has
+  // one pod group of every component. The shallowest wins.
+  std::string gang_size_field(const PodPlaces& found) const {
+    std::set<const json*> places;
+    for (const PodPlace& place : found.places) places.insert(place.steps.back().node);
+    const json* spec = property(schema_, "spec");
+    if (spec == nullptr) return "";
+    std::vector<SchemaSteps> level{{{SchemaStep::Kind::Field, "spec", false, spec}}};
+    for (int depth = 0; depth < 3 && !level.empty(); ++depth) {
+      std::vector<SchemaSteps> next;
+      for (const SchemaSteps& steps : level) {
+        const json& node = *steps.back().node;
+        for (const char* name : {"minAvailable", "minMember", "minReplicas"}) {
+          // An integer only: a PodDisruptionBudget's minAvailable, an integer or a percentage, is no gang.
+          if (const json* field = property(node, name); field == nullptr || type_of(*field) != "integer") continue;
+          if (std::string(name) == "minReplicas" &&
+              (property(node, "replicas") != nullptr || property(node, "maxReplicas") != nullptr))
+            continue;
+          return jq_path(steps) + "." + name;
+        }
+        for (const std::string& name : property_names(node)) {
+          const json* child = property(node, name);
+          if (type_of(*child) != "object" || places.count(child) != 0) continue;
+          SchemaSteps deeper = steps;
+          deeper.push_back({SchemaStep::Kind::Field, name, false, child});
+          next.push_back(std::move(deeper));
+        }
+      }
+      level = std::move(next);
+    }
+    return "";
+  }
+
+  void gang() {
+    const std::string& size = gang_size_;
+    if (size.empty()) return;
+    y_.line(2, "optimizationInstructions:");
+    y_.line(4, "gangScheduling:");
+    y_.comment(6, code(size) + " is an integer gang size: the operator runs the pods as one gang. karta-webhook");
+    y_.comment(6, "counts the gang from the replicas of the components below; the operator's own minimum may be less");
+    y_.line(6, "podGroup:");
+    y_.line(8, "name: " + scalar(root_name_));
+    y_.line(8, "subGroups:");
+    for (const Component& component : components_) y_.line(10, "- componentName: " + scalar(component.name));
   }
 
   const json& crd_;
@@ -355,6 +562,7 @@ class Drafter {
   const json& schema_;
   std::string group_, kind_, crd_name_, root_name_;
   std::vector<Component> components_;
+  std::string gang_size_;  // the path of the gang size field, "" when none
   std::map<std::string, std::string> metadata_owners_;
   Yaml y_;
 };

@@ -15,6 +15,7 @@ using crd_schema_nodes::map_values;
 using crd_schema_nodes::member;
 using crd_schema_nodes::property;
 using crd_schema_nodes::property_names;
+using crd_schema_nodes::type_of;
 
 constexpr std::size_t kMaxDepth = 32;
 // Schema nodes visited at most: a schema is a tree as the API server serves it, but a file's YAML aliases
@@ -36,6 +37,48 @@ bool is_fragmented_pod(const json& node) {
   return pod_fields >= 2;
 }
 
+// A ResourceRequirements: `limits` and `requests`.
+bool is_resources(const json* node) {
+  return node != nullptr && property(*node, "limits") != nullptr && property(*node, "requests") != nullptr;
+}
+
+// A core v1 Container: an image, resources and volume mounts, and none of a pod's own fields (Milvus's
+// components have all three, and tolerations, node selector, pod labels: they are pods).
+bool is_container(const json& node) {
+  const json* image = property(node, "image");
+  return image != nullptr && type_of(*image) == "string" && is_resources(property(node, "resources")) &&
+         property(node, "volumeMounts") != nullptr && inline_pod_fields(node) == std::vector<std::string>{"resources"} &&
+         property(node, "labels") == nullptr;
+}
+
+// The fields of `node` that each hold one container, when `node` also holds fields of the pod around it
+// (tolerations, node selector, ..., or metadata with labels): that pod spelt out around its container.
+std::vector<std::string> container_fields(const json& node) {
+  std::vector<std::string> fields;
+  for (const std::string& name : property_names(node))
+    if (is_container(*property(node, name))) fields.push_back(name);
+  const json* metadata = property(node, "metadata");
+  const bool pod_fields = !inline_pod_fields(node).empty() || (metadata != nullptr && property(*metadata, "labels"));
+  return pod_fields ? fields : std::vector<std::string>{};
+}
+
+// Nodes given by their count, image and resources, with no labels of their own and no container around
+// them (TrainJob's trainer: `numNodes`, `image`, `resourcesPerNode`): the resources field is `resources`
+// or named after it. A pod spelt out with labels is is_fragmented_pod's.
+bool is_node_fragment(const json& node) {
+  const json* image = property(node, "image");
+  if (image == nullptr || type_of(*image) != "string" || is_container(node) || property(node, "labels") != nullptr ||
+      property(node, "podLabels") != nullptr)
+    return false;
+  bool counted = false;
+  for (const char* count : {"replicas", "instances", "numNodes"})
+    if (const json* field = property(node, count); field != nullptr && type_of(*field) == "integer") counted = true;
+  if (!counted) return false;
+  for (const std::string& name : property_names(node))
+    if (name.starts_with("resources") && is_resources(property(node, name))) return true;
+  return false;
+}
+
 bool is_plain_field(const std::string& name) {
   if (name.empty() || !(std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_')) return false;
   for (char c : name)
@@ -53,8 +96,11 @@ class Finder {
   void walk(const json& node, SchemaSteps& steps) {
     if (steps.size() > kMaxDepth || !node.is_object() || visits_++ >= kMaxVisits) return;
     if (!steps.empty()) {
-      if (is_pod_template(node)) return found.places.push_back({PodShape::PodTemplateSpec, steps});
-      if (is_pod_spec(node)) return found.places.push_back({PodShape::PodSpec, steps});
+      if (is_pod_template(node)) return found.places.push_back({PodShape::PodTemplateSpec, steps, {}});
+      if (is_pod_spec(node)) return found.places.push_back({PodShape::PodSpec, steps, {}});
+      if (auto containers = container_fields(node); !containers.empty())
+        return found.places.push_back({PodShape::Fragmented, steps, std::move(containers)});
+      if (is_node_fragment(node)) return found.places.push_back({PodShape::Fragmented, steps, {}});
     }
     const bool fragmented = !steps.empty() && is_fragmented_pod(node);
     const std::size_t before = found.places.size();
@@ -62,7 +108,13 @@ class Finder {
       if (steps.empty() && (name == "metadata" || name == "status" || name == "apiVersion" || name == "kind")) continue;
       const json* child = property(node, name);
       steps.push_back({SchemaStep::Kind::Field, name, !is_required(node, name), child});
+      const std::size_t places_before = found.places.size();
       walk(*child, steps);
+      const bool patches = name.ends_with("Patches"), defaults = name.ends_with("Defaults");
+      if ((patches || defaults) && found.places.size() > places_before) {
+        found.places.resize(places_before);
+        found.not_pods.push_back({steps, patches});
+      }
       steps.pop_back();
     }
     if (const json* items = member(node, "items"); items != nullptr && items->is_object()) {
@@ -89,7 +141,7 @@ class Finder {
     if (below == found.places.end() || std::all_of(below, found.places.end(), is_group)) {
       for (auto it = below; it != found.places.end(); ++it) found.groups.push_back(it->steps);
       found.places.erase(below, found.places.end());
-      found.places.push_back({PodShape::Fragmented, steps});
+      found.places.push_back({PodShape::Fragmented, steps, {}});
     } else {
       found.shared.push_back(steps);
     }

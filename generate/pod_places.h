@@ -1,8 +1,10 @@
 #pragma once
 
 // Where a CustomResourceDefinition's schema holds pods: every place shaped like a PodTemplateSpec, like a
-// PodSpec, or spelling a pod out field by field (a labels map beside resources, tolerations, node selector,
-// ... with no template: Milvus's components, NIMService's spec). What a pod looks like is the validator's
+// PodSpec, or spelling a pod out field by field: a labels map beside resources, tolerations, node selector,
+// ... with no template (Milvus's components, NIMService's spec, SparkApplication's driver and executor); a
+// container of the pod's own beside such fields (Argo's templates with `container` or `script`); or an
+// image with the resources of each of a count of nodes (TrainJob's trainer). What a pod looks like is the validator's
 // knowledge (validate/crd_schema_nodes.h), so a place found here is one `validate` accepts. `generate`
 // drafts a Karta from these places; `audit` lists the served kinds that have some and no definition.
 
@@ -30,6 +32,17 @@ enum class PodShape { PodTemplateSpec, PodSpec, Fragmented };
 struct PodPlace {
   PodShape shape = PodShape::PodTemplateSpec;
   SchemaSteps steps;  // from the root of the object
+  // Fragmented only: the fields of the place that each hold the pod's one container (Argo's template
+  // `container` and `script`), in name order; a pod runs whichever is set.
+  std::vector<std::string> containers;
+};
+
+// Places found below a field whose name says they are not pods of their own: `...Patches` (TrainJob's
+// runtimePatches: changes to pods that another object describes) and `...Defaults` (Argo's
+// templateDefaults: values every template takes).
+struct NotAPod {
+  SchemaSteps steps;  // to the field
+  bool patches = false;
 };
 
 struct PodPlaces {
@@ -40,6 +53,7 @@ struct PodPlaces {
   // Pods spelt out in a list or map inside a fragmented place (Milvus's `.spec.components.proxy.groups[]`):
   // groups of that place, not places of their own.
   std::vector<SchemaSteps> groups;
+  std::vector<NotAPod> not_pods;
 };
 
 // The places of an openAPIV3Schema (the object's root), in field-name order; `metadata` and `status` of

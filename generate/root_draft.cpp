@@ -34,31 +34,44 @@ const json* schema_at(const json& root, std::initializer_list<const char*> field
 }
 
 // The phase: a string enum of .status named phase, state or status, else one whose name ends so
-// (jobDeploymentStatus); else a string named phase, state or status without listed values.
-std::pair<std::string, const json*> phase_field(const json& status) {
-  auto string_field = [&](const std::string& name, bool with_enum) -> const json* {
-    const json* field = property(status, name);
+// (jobDeploymentStatus), else one so named in an object of .status (Volcano's .status.state.phase); else a
+// string named phase, state or status without listed values, in .status or in an object of it
+// (SparkApplication's .status.applicationState.state). The names of the fields from .status on.
+std::pair<std::vector<std::string>, const json*> phase_field(const json& status) {
+  auto string_field = [](const json& in, const std::string& name, bool with_enum) -> const json* {
+    const json* field = property(in, name);
     if (field == nullptr || type_of(*field) != "string") return nullptr;
     return (member(*field, "enum") != nullptr) == with_enum ? field : nullptr;
   };
+  auto nested = [&](bool with_enum) -> std::pair<std::vector<std::string>, const json*> {
+    for (const std::string& outer : property_names(status)) {
+      const json* object = property(status, outer);
+      if (type_of(*object) != "object") continue;
+      for (const char* name : {"phase", "state", "status"})
+        if (const json* field = string_field(*object, name, with_enum)) return {{outer, name}, field};
+    }
+    return {{}, nullptr};
+  };
   for (const char* name : {"phase", "state", "status"})
-    if (const json* field = string_field(name, true)) return {name, field};
+    if (const json* field = string_field(status, name, true)) return {{name}, field};
   for (const std::string& name : property_names(status))
     if (name.ends_with("Phase") || name.ends_with("State") || name.ends_with("Status"))
-      if (const json* field = string_field(name, true)) return {name, field};
+      if (const json* field = string_field(status, name, true)) return {{name}, field};
+  if (auto found = nested(true); found.second != nullptr) return found;
   for (const char* name : {"phase", "state", "status"})
-    if (const json* field = string_field(name, false)) return {name, field};
-  return {"", nullptr};
+    if (const json* field = string_field(status, name, false)) return {{name}, field};
+  return nested(false);
 }
 
 std::string status_for(const std::string& value) {
   static const std::vector<std::pair<std::string, std::set<std::string>>> kStates = {
-      {"running", {"running", "healthy", "ready", "active", "available", "successful", "serving", "deployed"}},
+      {"running",
+       {"running", "healthy", "ready", "active", "available", "successful", "serving", "deployed", "completing"}},
       {"initializing",
        {"pending", "initializing", "creating", "starting", "provisioning", "waiting", "scheduling", "deploying"}},
       {"completed", {"succeeded", "completed", "complete", "finished", "done"}},
       {"failed", {"failed", "error", "failure"}},
-      {"degraded", {"degraded", "unhealthy", "unavailable"}},
+      {"degraded", {"degraded", "unhealthy", "unavailable", "restarting"}},
       {"suspended", {"suspended", "paused", "stopped"}},
       {"suspending", {"suspending", "stopping", "pausing"}},
       {"resuming", {"resuming"}},
@@ -79,7 +92,10 @@ void draft_status(Yaml& out, const json& schema) {
   const json* items = conditions != nullptr ? member(*conditions, "items") : nullptr;
   const bool has_conditions = items != nullptr && items->is_object() && property(*items, "type") != nullptr &&
                               property(*items, "status") != nullptr;
-  auto [phase_name, phase] = phase_field(status);
+  auto [phase_names, phase] = phase_field(status);
+  SchemaSteps phase_steps{{SchemaStep::Kind::Field, "status", false, nullptr}};
+  for (const auto& name : phase_names) phase_steps.push_back({SchemaStep::Kind::Field, name, false, nullptr});
+  const std::string phase_path = jq_path(phase_steps);
   out.line(6, "statusDefinition:");
   if (has_conditions) {
     out.comment(8, code(".status.conditions") + " is a list of Kubernetes conditions (type, status)");
@@ -96,11 +112,10 @@ void draft_status(Yaml& out, const json& schema) {
     std::string text;
     for (const auto& value : values) text += (text.empty() ? "" : ", ") + value;
     out.comment(
-        8, code(".status." + phase_name) + " is a string" +
+        8, code(phase_path) + " is a string" +
                (values.empty() ? " whose values the schema does not list" : " of the values " + terminal_text(text)));
     out.line(8, "phaseDefinition:");
-    out.line(10, "path: " + scalar(jq_path({{SchemaStep::Kind::Field, "status", false, nullptr},
-                                            {SchemaStep::Kind::Field, phase_name, false, nullptr}})));
+    out.line(10, "path: " + scalar(phase_path));
     for (const auto& value : values) {
       const std::string state = status_for(value);
       if (state.empty()) {

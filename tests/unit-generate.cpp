@@ -4,6 +4,7 @@
 
 #include <doctest/doctest.h>
 
+#include <set>
 #include <string>
 
 #include "generate/karta_draft.h"
@@ -93,6 +94,31 @@ TEST_CASE("a field name with a line break is quoted in the paths and escaped in 
     const std::string next = draft.substr(at + 1, draft.find('\n', at + 1) - at - 1);
     CHECK_MESSAGE(next.find("name") != 0, next);  // no line starts inside a field name
   }
+}
+
+// Issue 47, F9: the JSON writer that quotes the draft's scalars left the C1 controls raw, so a CRD's property
+// named with U+009B (the 8-bit CSI) or U+0085 (a line break to YAML) reached the terminal and broke the YAML.
+TEST_CASE("a field name with a C1 control or DEL is escaped in the draft's quoted scalars and reads back the same") {
+  json crd = crd_file("tests/data/generate/gizmo-crd.yaml");
+  json& properties = crd["spec"]["versions"][1]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"];
+  const std::string csi = "\xC2\x9B" "31mcsi", nel = "nel\xC2\x85" "x", del = "del\x7F";
+  for (const auto& name : {csi, nel, del}) properties[name] = properties["launcher"];
+  const std::string draft = karta::draft_karta(crd);
+  for (std::size_t at = 0; at + 1 < draft.size(); ++at) {
+    const auto c = static_cast<unsigned char>(draft[at]), next = static_cast<unsigned char>(draft[at + 1]);
+    CHECK_MESSAGE(!(c == 0xC2 && next >= 0x80 && next <= 0x9F), "a raw C1 control at byte " << at);
+    CHECK_MESSAGE(c != 0x7F, "a raw DEL at byte " << at);
+  }
+  CHECK(draft.find("podTemplateSpecPath: \".spec.\\\"\\u009b31mcsi\\\".template\"\n") != std::string::npos);
+  std::set<std::string> paths;
+  const json karta_object = test::yaml(draft);
+  for (const json& child : karta_object["spec"]["structureDefinition"]["childComponents"])
+    paths.insert(child["specDefinition"]["podTemplateSpecPath"].get<std::string>());
+  for (const std::string& path : {".spec.\"" + csi + "\".template", ".spec.\"" + nel + "\".template",
+                                  ".spec.\"" + del + "\".template", std::string(".spec.launcher.template"),
+                                  std::string(".spec.roles[].template")})
+    CHECK_MESSAGE(paths.count(path) == 1, path);
+  CHECK(paths.size() == 5);
 }
 
 TEST_CASE(
