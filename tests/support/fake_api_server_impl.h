@@ -107,6 +107,8 @@ class FakeApiServer::Impl {
     beast::ssl_stream<beast::tcp_stream> stream_;
     net::steady_timer timer_;
     beast::flat_buffer buffer_;
+    // A request head as its bytes came, read before Beast's parser is given them (raw_heads()).
+    std::string head_bytes_;
     http::request<http::string_body> request_;
     std::string client_name_;
     std::deque<std::optional<std::string>> outgoing_;  // nullopt: the last chunk

@@ -107,11 +107,20 @@ void FakeApiServer::Impl::Session::end_watch() {
 
 void FakeApiServer::Impl::Session::read() {
   request_ = {};
-  // The head is read to its blank line and kept as it came, then parsed from the same buffer.
-  net::async_read_until(stream_, buffer_, "\r\n\r\n", [self = shared_from_this()](beast::error_code ec, std::size_t head) {
+  // The head is read to its blank line and kept as it came, then handed to Beast's parser. Asio's
+  // read_until takes a Beast buffer by value (a copy), so it reads into a string of ours, which starts
+  // with whatever the last request left unread.
+  head_bytes_.clear();
+  if (buffer_.size() != 0) head_bytes_.assign(static_cast<const char*>(buffer_.data().data()), buffer_.size());
+  buffer_.consume(buffer_.size());
+  net::async_read_until(stream_, net::dynamic_buffer(head_bytes_), "\r\n\r\n",
+                        [self = shared_from_this()](beast::error_code ec, std::size_t head) {
     if (ec) return self->close();
     self->timer_.cancel();  // a request came: not idle
-    self->server_.raw_heads_.emplace_back(static_cast<const char*>(self->buffer_.data().data()), head);
+    self->server_.raw_heads_.emplace_back(self->head_bytes_.data(), head);
+    const std::size_t read = self->head_bytes_.size();
+    self->buffer_.commit(net::buffer_copy(self->buffer_.prepare(read), net::buffer(self->head_bytes_)));
+    self->head_bytes_.clear();
     http::async_read(self->stream_, self->buffer_, self->request_, [self](beast::error_code read_ec, std::size_t) {
       if (read_ec) return self->close();
       self->server_.handle(self, self->request_);
