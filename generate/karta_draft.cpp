@@ -1,5 +1,8 @@
 // Drafting a Karta from a CRD (karta_draft.h says what is inferred from what): the child components here,
 // the root's status and suspend in root_draft.cpp, the YAML written line by line by draft_yaml.
+// Longer than 500 lines because each inference from a CRD's schema (pod templates, pod specs, pods spelt
+// out around a container, counts, gang sizes, instance ids, pod labels from descriptions) is read from the
+// schema's shape here, beside the others it must not overlap with.
 
 #include "generate/karta_draft.h"
 

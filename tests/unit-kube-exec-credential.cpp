@@ -4,6 +4,8 @@
 // cluster); its answer cached until expirationTimestamp, and the plugin run again after that or on a
 // 401, the request then sent once more; a client certificate in the answer; and the errors: a plugin
 // that fails (its stderr quoted, escaped), is not found (its installHint), hangs, or wants a terminal.
+// Longer than 500 lines because each way a plugin can fail closed (issue 47: found through an empty PATH
+// entry, an answer never quoted, a child left holding its pipes) needs its own plugin script and run.
 
 #include <doctest/doctest.h>
 
