@@ -21,6 +21,7 @@ namespace test = karta::test;
 namespace {
 
 std::filesystem::path data(const std::string& name) { return test::source_dir() / "tests/data" / name; }
+std::filesystem::path sample(const std::string& name) { return test::source_dir() / "tests/corpus/samples" / name; }
 
 // One object of each catalog kind that has a suspendDefinition.
 const std::map<std::string, std::filesystem::path>& suspendable_objects() {
@@ -29,14 +30,21 @@ const std::map<std::string, std::filesystem::path>& suspendable_objects() {
       {"batch/v1 CronJob", data("suspend/cronjob.yaml")},
       {"batch/v1 Job", data("suspend/job.yaml")},
       {"jobset.x-k8s.io/v1alpha2 JobSet", data("status/jobset-running.yaml")},
+      {"argoproj.io/v1alpha1 Workflow", sample("workflow-1.yaml")},
+      {"kubeflow.org/v1 JAXJob", sample("jaxjob-1.yaml")},
       {"kubeflow.org/v1 MPIJob", data("status/mpijob-v1-running.yaml")},
+      {"kubeflow.org/v1 PaddleJob", sample("paddlejob-1.yaml")},
       {"kubeflow.org/v1 PyTorchJob", data("status/pytorchjob-running.yaml")},
+      {"kubeflow.org/v1 TFJob", sample("tfjob-1.yaml")},
+      {"kubeflow.org/v1 XGBoostJob", sample("xgboostjob-1.yaml")},
       {"kubeflow.org/v2beta1 MPIJob", data("status/mpijob-v2beta1-running.yaml")},
       {"ray.io/v1 RayCluster", data("status/raycluster-running.yaml")},
       {"ray.io/v1 RayJob", data("status/rayjob-running.yaml")},
       {"ray.io/v1 RayService", data("status/rayservice-running.yaml")},
       {"serving.kserve.io/v1alpha1 LLMInferenceService", data("suspend/llminferenceservice-v1alpha1.yaml")},
       {"serving.kserve.io/v1alpha2 LLMInferenceService", data("status/llminferenceservice-running.yaml")},
+      {"sparkoperator.k8s.io/v1beta2 SparkApplication", sample("sparkapplication-1.yaml")},
+      {"trainer.kubeflow.org/v1alpha1 TrainJob", sample("trainjob-2.yaml")},
   };
   return objects;
 }
