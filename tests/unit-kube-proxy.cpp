@@ -70,6 +70,16 @@ void check_no_proxy(const std::vector<NoProxyCase>& cases) {
   }
 }
 
+// What parse_proxy_url says when it refuses a URL, or "" when it takes it.
+std::string error_of(const std::string& url) {
+  try {
+    kube::parse_proxy_url(url);
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "";
+}
+
 }  // namespace
 
 TEST_CASE("NO_PROXY is read as Go's httpproxy reads it: hosts, domain suffixes, .domain, IPs, CIDRs, *, ports") {
@@ -141,14 +151,6 @@ TEST_CASE("proxy URLs: http:// with or without credentials, a bare host:port; so
   CHECK(proxy.url == "http://proxy.corp:8080");
   CHECK(proxy.authorization == "");
   CHECK(kube::parse_proxy_url("http://[fd00::1]").url == "http://[fd00::1]:80");
-  auto error_of = [](const std::string& url) {
-    try {
-      kube::parse_proxy_url(url);
-    } catch (const std::invalid_argument& e) {
-      return std::string(e.what());
-    }
-    return std::string();
-  };
   CHECK(error_of("socks5://127.0.0.1:1080") ==
         "\"socks5://127.0.0.1:1080\": SOCKS5 proxies are not supported; use an HTTP proxy (http://)");
   CHECK(error_of("https://proxy.corp") ==
@@ -159,14 +161,6 @@ TEST_CASE("proxy URLs: http:// with or without credentials, a bare host:port; so
 
 TEST_CASE("a proxy URL's password is never quoted: every refusal shows it as xxxxx, from proxy-url and $HTTPS_PROXY") {
   // The password is "hunter2" in each; the refusals once quoted the URL as written.
-  auto error_of = [](const std::string& url) {
-    try {
-      kube::parse_proxy_url(url);
-    } catch (const std::invalid_argument& e) {
-      return std::string(e.what());
-    }
-    return std::string();
-  };
   const std::vector<std::pair<std::string, std::string>> refused = {
       {"socks5://alice:hunter2@127.0.0.1:1080",
        "\"socks5://alice:xxxxx@127.0.0.1:1080\": SOCKS5 proxies are not supported; use an HTTP proxy (http://)"},
