@@ -253,9 +253,8 @@ MutationOutcome mutate_workload(JsonElement object, const CompiledDefinition& de
   // so the scheduler that admits it and the queue label agree. The map holding it is created when absent.
   if (!queue.empty() && queue_error.empty() && definition.queue_path() != kNoExpression && spec_mutable) {
     const auto& places = evaluation.outcome(definition.queue_path());
-    const std::string field = definition.definition().queue_path->field;
     if (places.error) {
-      outcome.notes.push_back(field + ": " + *places.error);
+      outcome.notes.push_back(definition.definition().queue_path->field + ": " + *places.error);
     } else {
       for (const JsonPointer& place : places.pointers) {
         if (place.empty()) continue;
