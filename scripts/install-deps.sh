@@ -19,6 +19,7 @@ packages=(
   jq                                                      # the jq CLI, used by tests as a reference
   prometheus                                              # promtool: tests check the alert rules and /metrics
   curl wrk nginx-light                                    # load-test.sh, memory-test.sh, startup-time.sh
+  python3 python3-yaml                                    # scale-test.sh's API double (scale-api-double.py)
   autoconf automake libtool patch xz-utils                # tsan.sh builds libjq from Debian's source package
 )
 if ! dpkg -s "${packages[@]}" >/dev/null 2>&1; then

@@ -12,8 +12,9 @@
 #
 # The double serves HTTPS on 127.0.0.1 with its own certificates (certs/generate.sh, openssl) and a bearer
 # token; `serve` gets a kubeconfig naming it, its own serving certificate, --policy examples/policy.yaml,
-# --log-format json --log-level info (as manifests/base/deployment.yaml), and runs pinned to WEBHOOK_CPUS (default 0); the double, wrk and the helpers run on CLIENT_CPUS
-# (default 1). Prints, from the webhook's start:
+# --log-format json --log-level info (as manifests/base/deployment.yaml), and runs pinned to WEBHOOK_CPUS
+# (default 0); the double, wrk and the helpers run on CLIENT_CPUS (default 1). Prints, from the
+# webhook's start:
 #   - start to /readyz 200 (asked every 20 ms, each time on a new TLS connection);
 #   - RSS idle (VmRSS once its CPU has stopped rising after ready, then 3 s idle), peak RSS (VmHWM at the end);
 #   - one unrelated CRD event (a label of one copy; at N=0 the ADDED of one): the webhook's CPU from the
