@@ -18,7 +18,7 @@
 #   - start to /readyz 200 (asked every 20 ms, each time on a new TLS connection);
 #   - RSS idle (VmRSS once its CPU has stopped rising after ready, then 3 s idle), peak RSS (VmHWM at the end);
 #   - one unrelated CRD event (a label of one copy; at N=0 the ADDED of one): the webhook's CPU from the
-#     event until its CPU stops rising (no rise over 1 ms in 0.1 s for 1 s; at least 2 s), less its idle
+#     event until its CPU stops rising (not over 10% of a CPU in any 0.1 s for 1 s; at least 2 s), less its idle
 #     rate over the same window; CPU is the sum of /proc/PID/task/*/schedstat (nanoseconds: an event
 #     can cost less than the 10 ms tick of /proc/PID/stat); and whether it counted a cluster reload;
 #   - one event of a CRD in W (a new property in jobsets.jobset.x-k8s.io's spec schema, generation + 1):
@@ -168,7 +168,7 @@ mib = lambda k: k / 1024
 lat = lambda key: "%.2f / %.2f" % tuple(r[key][:2])
 print()
 print("==== scale-test N=%s" % n)
-print("CRDs served: %d (%d MB in full form); bytes sent to the webhook until ready: %.1f MB; by the end: %.1f MB"
+print("CRDs at the end: %d (%d MB in full form at the start); bytes sent to the webhook until ready: %.1f MB; by the end: %.1f MB"
       % (stats["crds"], mb(stats["fullFormBytes"]), mb(sent.get("bytes sent", 0)), mb(stats.get("bytes sent", 0))))
 print("requests the double answered:", ", ".join("%s %s" % (k, v) for k, v in sorted(stats.items())
                                                       if k not in ("bytes sent", "crds", "fullFormBytes", "resourceVersion")))
