@@ -44,17 +44,6 @@ std::string short_warning(std::string text) {
   return text.substr(0, cut) + "...";
 }
 
-// The root kind a Karta object defines, read leniently (validation reports what is wrong with it).
-std::optional<GroupVersionKind> defined_kind(const json& karta) {
-  const json* kind = find_json_at(karta, json::json_pointer("/spec/structureDefinition/rootComponent/kind"));
-  if (kind == nullptr || !kind->is_object()) return std::nullopt;
-  auto text = [&](const char* key) {
-    auto it = kind->find(key);
-    return it != kind->end() && it->is_string() ? it->get<std::string>() : std::string();
-  };
-  return GroupVersionKind{text("group"), text("version"), text("kind")};
-}
-
 // KAI Scheduler's pod-grouper looks definitions up by these labels.
 AdmissionResult stamp_karta_labels(const AdmissionRequest& request) {
   auto kind = defined_kind(to_json(*request.object));
@@ -78,8 +67,15 @@ AdmissionResult stamp_karta_labels(const AdmissionRequest& request) {
 }
 
 AdmissionResult validate_karta(const AdmissionRequest& request, const AdmissionState& state) {
+  std::vector<std::shared_ptr<const CrdSchema>> fetched;  // alive until the report is made
   CrdLookup lookup = [&](const GroupVersionKind& kind) -> const CrdSchema* {
-    return state.crds ? state.crds->find(kind) : nullptr;
+    if (const CrdSchema* held = state.crds ? state.crds->find(kind) : nullptr) return held;
+    if (!state.fetch_crd) return nullptr;
+    // A kind no loaded definition uses: its CRD is asked for now (runtime/cluster_schemas.h).
+    std::shared_ptr<const CrdSchema> schema = state.fetch_crd(kind);
+    if (!schema) return nullptr;
+    fetched.push_back(schema);
+    return schema.get();
   };
   const json karta = to_json(*request.object);
   DefinitionReport report = validate_definition(karta, lookup);
@@ -148,6 +144,16 @@ std::optional<AdmissionResult> skip_owned(const AdmissionRequest& request, const
 }
 
 }  // namespace
+
+std::optional<GroupVersionKind> defined_kind(const json& karta) {
+  const json* kind = find_json_at(karta, json::json_pointer("/spec/structureDefinition/rootComponent/kind"));
+  if (kind == nullptr || !kind->is_object()) return std::nullopt;
+  auto text = [&](const char* key) {
+    auto it = kind->find(key);
+    return it != kind->end() && it->is_string() ? it->get<std::string>() : std::string();
+  };
+  return GroupVersionKind{text("group"), text("version"), text("kind")};
+}
 
 bool is_definition_kind(const GroupVersionKind& kind) {
   return (kind.group == "run.ai" && kind.version == "v1alpha1" && kind.kind == "Karta") ||

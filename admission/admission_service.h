@@ -5,8 +5,10 @@
 // runtime/admission_http.h maps each ReviewReply to its HTTP status.
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,10 +27,17 @@ struct AdmissionState {
   Policy policy;
   // CRD schemas that Karta definitions are checked against (--crds, or the API server in a cluster).
   std::shared_ptr<const CrdSchemaSet> crds;
+  // In a cluster: the CRD schema of a kind outside `crds` (one that no loaded definition uses), fetched
+  // from the API server when a Karta of it is validated; nullptr when there is none or no answer.
+  std::function<std::shared_ptr<const CrdSchema>(const GroupVersionKind&)> fetch_crd;
   // Karta objects in the cluster by the root kind they define ("group/version/Kind" -> object name):
   // KAI errors out on two definitions of one kind, so a second one is refused.
   std::map<std::string, std::string> cluster_kartas;
 };
+
+// The root kind a Karta object defines (spec.structureDefinition.rootComponent.kind), read leniently:
+// validation reports what is wrong with it.
+std::optional<GroupVersionKind> defined_kind(const json& karta);
 
 // True for run.ai/v1alpha1 Karta and optimization.nvidia.com/v1alpha1 ResourceInterface requests.
 bool is_definition_kind(const GroupVersionKind& kind);

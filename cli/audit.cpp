@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <cctype>
+#include <functional>
 #include <iostream>
 #include <map>
+#include <set>
 #include <sstream>
 #include <string_view>
 
@@ -20,6 +22,7 @@
 #include "kube/json_fields.h"
 #include "kube/kube_connection.h"
 #include "kube/list_pages.h"
+#include "runtime/cluster_schemas.h"
 #include "validate/crd_schema_set.h"
 
 namespace karta {
@@ -170,39 +173,30 @@ std::string shell_word(const std::string& word) {
   return quoted + "'";
 }
 
-// LISTs one collection of definitions or schemas the audit reads before the workloads, by name: Kartas,
-// CustomResourceDefinitions. Noted among the kinds; an error makes the audit incomplete.
-std::map<std::string, json> list_by_name(kube::ApiClient& client, kube::Discovery& discovery, AuditReport& report,
-                                         const GroupVersionKind& kind, const std::string& consequence,
-                                         std::size_t page_size) {
-  std::map<std::string, json> objects;
+// LISTs one collection the audit reads before the workloads (Kartas, CustomResourceDefinitions) and gives
+// each page to on_page as it comes. Returns the entry that notes it among the kinds, and whether it was
+// read whole; an error (the entry says what it costs) makes the audit incomplete.
+std::pair<json, bool> list_each_page(kube::ApiClient& client, kube::Discovery& discovery, const GroupVersionKind& kind,
+                                     const std::string& consequence, std::size_t page_size,
+                                     const std::function<void(kube::ListPage& page)>& on_page) {
   json entry = {{"apiVersion", kind.api_version()}, {"kind", kind.kind}};
   auto resource = discovery.resolve(kind.group, kind.version, kind.kind);
   if (!resource) {
     entry["note"] = "not served by the cluster: none read";
-    report.add_kind(std::move(entry), false);
-    return objects;
+    return {std::move(entry), false};
   }
   entry["resource"] = resource->plural;
   try {
-    kube::ListSummary listed = kube::list_all(client, resource->collection_path(""), {.label_selector = "", .page_size = page_size},
-                                              [&](kube::ListPage& page) {
-                                                for (json& item : page.items) {
-                                                  // The key first: the item is moved from on the right.
-                                                  std::string name = kube::metadata_string(item, "name");
-                                                  objects[name] = std::move(item);
-                                                }
-                                              });
+    kube::ListSummary listed = kube::list_all(client, resource->collection_path(""),
+                                              {.label_selector = "", .page_size = page_size}, on_page);
     entry["listed"] = listed.items;
     entry["pages"] = listed.pages;
-    report.add_kind(std::move(entry), true);
+    return {std::move(entry), true};
   } catch (const kube::ApiError& e) {
     if (e.cancelled()) throw;
     entry["error"] = consequence + ": " + e.what();
-    report.add_kind(std::move(entry), false);
-    objects.clear();
+    return {std::move(entry), false};
   }
-  return objects;
 }
 
 }  // namespace
@@ -213,28 +207,61 @@ AuditReport audit_cluster(kube::ApiClient& client, const AdmissionState& base, c
   auto merged = std::make_shared<AdmissionState>(base);
   AuditReport report("cluster " + client.connection().server_url(), merged);
   kube::Discovery discovery(client);
-  auto crds = list_by_name(client, discovery, report, {"apiextensions.k8s.io", "v1", "CustomResourceDefinition"},
-                           "the cluster's CustomResourceDefinitions were not read, so the paths of its Kartas were "
-                           "not checked", options.page_size);
-  auto kartas = list_by_name(client, discovery, report, {"run.ai", "v1alpha1", "Karta"},
-                             "the cluster's Kartas were not read, so only the built-in catalog and --definitions "
-                             "were used", options.page_size);
+  std::map<std::string, json> kartas;
+  auto [karta_entry, kartas_read] = list_each_page(
+      client, discovery, {"run.ai", "v1alpha1", "Karta"},
+      "the cluster's Kartas were not read, so only the built-in catalog and --definitions were used", options.page_size,
+      [&](kube::ListPage& page) {
+        for (json& item : page.items) {
+          std::string name = kube::metadata_string(item, "name");  // the key first: the item is moved from
+          kartas[name] = std::move(item);
+        }
+      });
+  if (!kartas_read) kartas.clear();
+  // The cluster's CRDs page by page, as `serve` holds them: the schema of a CRD is kept only in the groups
+  // the definitions use, and of any other only the line that says it carries pods no definition covers.
+  // What the audit holds is bounded by a page, not by the cluster's hundreds of CRDs.
+  const std::set<std::string> groups = groups_used(base.catalog, kartas);
   auto schemas = base.crds ? std::make_shared<CrdSchemaSet>(*base.crds) : std::make_shared<CrdSchemaSet>();
-  for (const auto& [name, crd] : crds) {
-    try {
-      schemas->add_crd(crd);
-    } catch (const InputError&) {
-      // Not usable for checking paths: a Karta of its kind is checked as one whose CRD is unknown.
-    }
+  json uncovered = json::array();
+  auto [crd_entry, crds_read] = list_each_page(
+      client, discovery, {"apiextensions.k8s.io", "v1", "CustomResourceDefinition"},
+      "the cluster's CustomResourceDefinitions were not read, so the paths of its Kartas were not checked",
+      options.page_size, [&](kube::ListPage& page) {
+        for (const json& crd : page.items) {
+          if (groups.count(ClusterSchemas::group_of(kube::metadata_string(crd, "name"))) == 0) continue;
+          try {
+            schemas->add_crd(crd);
+          } catch (const InputError&) {
+            // Not usable for checking paths: a Karta of its kind is checked as one whose CRD is unknown.
+          }
+        }
+        // Covered, for now, by the catalog without the cluster's Kartas: those are checked against the
+        // schemas first, and the kinds they define are taken out below.
+        for (json& kind : uncovered_kinds(page.items, [&](const GroupVersionKind& k) { return base.catalog.find(k) != nullptr; })) {
+          uncovered.push_back(std::move(kind));
+        }
+      });
+  if (!crds_read) {
+    schemas = base.crds ? std::make_shared<CrdSchemaSet>(*base.crds) : std::make_shared<CrdSchemaSet>();
+    uncovered = json::array();
   }
+  report.add_kind(std::move(crd_entry), crds_read);
+  report.add_kind(std::move(karta_entry), kartas_read);
   merged->crds = std::move(schemas);
   DefinitionCache cache(1);
   report.add_definitions(add_cluster_kartas(*merged, kartas, cache));
   const AdmissionState& state = *merged;
-  std::vector<json> crd_objects;
-  for (const auto& [name, crd] : crds) crd_objects.push_back(crd);
-  json uncovered =
-      uncovered_kinds(crd_objects, [&](const GroupVersionKind& kind) { return state.catalog.find(kind) != nullptr; });
+  json still_uncovered = json::array();
+  for (json& kind : uncovered) {
+    bool defined = false;
+    for (const json& version : kind["versions"]) {
+      GroupVersionKind served{kind["group"].get<std::string>(), version.get<std::string>(), kind["kind"].get<std::string>()};
+      defined = defined || state.catalog.find(served) != nullptr;
+    }
+    if (!defined) still_uncovered.push_back(std::move(kind));
+  }
+  uncovered = std::move(still_uncovered);
   for (json& kind : uncovered) {
     kind["command"] = "karta-webhook generate " + kind["crd"].get<std::string>() +
                       (options.cluster_flags.empty() ? "" : " " + options.cluster_flags);

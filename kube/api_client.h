@@ -43,7 +43,18 @@ struct ApiClientOptions {
   std::size_t line_limit = kMaxWatchLineBytes;  // one line of stream_lines()
   std::size_t max_depth = kMaxAnswerDepth;      // of get()'s answers (and, by the watcher, of watch lines)
   std::string user_agent = "karta-webhook";
+  // The Accept header of get() and of stream_lines(). A metadata-only client (client-go's metadata
+  // client, as OLM and controller-runtime use it for objects they only index) asks for
+  // PartialObjectMetadataList and PartialObjectMetadata: see kMetadataListAccept below.
+  std::string accept = "application/json";
+  std::string stream_accept = "application/json";
 };
+
+// What client-go's metadata client sends (k8s.io/client-go/metadata): the API server then answers a LIST
+// with a meta.k8s.io/v1 PartialObjectMetadataList and each watch event with a PartialObjectMetadata,
+// metadata only, whatever the objects hold. Plain JSON is the fallback for a server that cannot.
+constexpr const char* kMetadataListAccept = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json";
+constexpr const char* kMetadataAccept = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json";
 
 // A request that got no 2xx answer. status() is the HTTP status (or, for an ERROR event of a watch, the
 // code of its Status); 0 when no answer came at all: connection, TLS, timeout or cancel.

@@ -18,6 +18,15 @@ namespace {
 // Thrown out of a stream's line callback to stop reading it: the watch has nothing more to give.
 struct StreamGone {};
 
+ApiClientOptions client_options(const WatcherOptions& options) {
+  ApiClientOptions client = options.client;
+  if (options.metadata_only) {
+    client.accept = kMetadataListAccept;
+    client.stream_accept = kMetadataAccept;
+  }
+  return client;
+}
+
 }  // namespace
 
 const char* to_string(EventType type) {
@@ -43,7 +52,7 @@ ResourceWatcher::ResourceWatcher(KubeConnection connection, std::string collecti
     : collection_(std::move(collection)),
       callbacks_(std::move(callbacks)),
       options_(std::move(options)),
-      client_(std::make_unique<ApiClient>(std::move(connection), options_.client)),
+      client_(std::make_unique<ApiClient>(std::move(connection), client_options(options_))),
       backoff_(options_.backoff) {}
 
 ResourceWatcher::~ResourceWatcher() { stop(); }
@@ -70,9 +79,9 @@ bool ResourceWatcher::wait_until_synced(std::chrono::milliseconds timeout) const
   return changed_.wait_for(lock, timeout, [this] { return synced_.load() || stopping_.load(); }) && synced_.load();
 }
 
-std::map<std::string, json> ResourceWatcher::objects() const {
+std::map<std::string, std::string> ResourceWatcher::versions() const {
   std::lock_guard lock(mutex_);
-  return objects_;
+  return versions_;
 }
 
 std::string ResourceWatcher::resource_version() const {
@@ -148,13 +157,13 @@ void ResourceWatcher::list() {
                              ": the list has no metadata.resourceVersion to watch from");
   }
 
-  std::map<std::string, json> by_key;
-  for (const json& item : items) by_key[object_key(item)] = item;
+  std::map<std::string, std::string> by_key;
+  for (const json& item : items) by_key[object_key(item)] = metadata_string(item, "resourceVersion");
   bool unchanged = false;
   {
     std::lock_guard lock(mutex_);
-    unchanged = synced_ && by_key == objects_;
-    objects_ = std::move(by_key);
+    unchanged = synced_ && by_key == versions_;
+    versions_ = std::move(by_key);
     resource_version_ = list_version;
   }
   ++lists_;
@@ -258,9 +267,9 @@ void ResourceWatcher::handle_event(const std::string& request, std::string_view 
   {
     std::lock_guard lock(mutex_);
     if (event_type == EventType::Deleted) {
-      objects_.erase(key);
+      versions_.erase(key);
     } else {
-      objects_[key] = object;
+      versions_[key] = version;
     }
     if (!version.empty()) resource_version_ = version;
   }

@@ -25,6 +25,7 @@
 
 #include "kube/api_client.h"
 #include "kube/kube_connection.h"
+#include "kube/list_pages.h"
 #include "kube/retry_backoff.h"
 
 namespace karta::kube {
@@ -34,7 +35,12 @@ enum class EventType { Added, Modified, Deleted };
 const char* to_string(EventType type);
 
 struct WatcherOptions {
-  std::size_t page_size = 500;  // LIST ?limit=
+  // LIST ?limit=: what one page makes the watcher hold is bounded by a page (kube/list_pages.h).
+  std::size_t page_size = kListPageSize;
+  // Ask for metadata only (PartialObjectMetadataList and PartialObjectMetadata, as client-go's metadata
+  // client): for a collection of large objects the watcher only indexes, such as the cluster's
+  // CustomResourceDefinitions, most of which no definition names.
+  bool metadata_only = false;
   // Each watch request asks the server to end it after this long (timeoutSeconds); client-go picks
   // 5 to 10 minutes. The client gives up on a stream open `watch_grace` longer than that.
   std::chrono::seconds watch_timeout{300};
@@ -74,8 +80,9 @@ class ResourceWatcher {
   // Waits until synced() or `timeout` passes; returns synced().
   bool wait_until_synced(std::chrono::milliseconds timeout) const;
 
-  // The objects now known, by object_key().
-  std::map<std::string, nlohmann::json> objects() const;
+  // The resourceVersion of each object now known, by object_key(). The watcher keeps no objects: this
+  // is enough to tell whether a LIST after a 410 changed anything, and the callbacks have the objects.
+  std::map<std::string, std::string> versions() const;
   // The resourceVersion the next watch starts from.
   std::string resource_version() const;
 
@@ -111,7 +118,7 @@ class ResourceWatcher {
 
   mutable std::mutex mutex_;  // guards what follows, and wakes a backoff wait or wait_until_synced
   mutable std::condition_variable changed_;
-  std::map<std::string, nlohmann::json> objects_;
+  std::map<std::string, std::string> versions_;  // by object_key()
   std::string resource_version_;
   std::string last_error_;
   RetryBackoff backoff_;

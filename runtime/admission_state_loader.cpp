@@ -35,6 +35,15 @@ bool loadable(const DefinitionReport& report, const Policy& policy, const std::s
 
 }  // namespace
 
+std::set<std::string> groups_used(const Catalog& catalog, const std::map<std::string, json>& kartas) {
+  std::set<std::string> groups;
+  for (const auto& definition : catalog.definitions()) groups.insert(definition->root_kind().group);
+  for (const auto& [name, karta] : kartas) {
+    if (auto kind = defined_kind(karta)) groups.insert(kind->group);
+  }
+  return groups;
+}
+
 std::vector<ClusterKartaCheck> add_cluster_kartas(AdmissionState& state, const std::map<std::string, json>& kartas,
                                                   DefinitionCache& cache) {
   std::vector<ClusterKartaCheck> checks;
@@ -73,13 +82,7 @@ std::shared_ptr<AdmissionState> AdmissionStateLoader::load(const ClusterSources&
   PublishedSchemaHold schemas;  // the Karta CRD's schema parsed once for the directories' and the cluster's definitions
   auto state = std::make_shared<AdmissionState>();
   auto crds = std::make_shared<CrdSchemaSet>();
-  for (const auto& [name, crd] : cluster.crds) {
-    try {
-      crds->add_crd(crd);
-    } catch (const InputError& e) {
-      spdlog::warn("CustomResourceDefinition {} not usable for checking definitions: {}", name, e.what());
-    }
-  }
+  for (const auto& schema : cluster.crd_schemas) crds->add(schema);
   for (const auto& directory : crd_directories_) crds->add_directory(directory);
   state->crds = std::move(crds);
 

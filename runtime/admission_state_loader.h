@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <map>
+#include <set>
 #include <memory>
 #include <string>
 #include <vector>
@@ -15,15 +16,17 @@
 
 #include "admission/admission_service.h"
 #include "definitions/catalog.h"
+#include "validate/crd_schema_set.h"
 
 namespace karta {
 
 using json = nlohmann::json;
 
-// What the API server says: Karta objects and CRDs, kept by the watchers.
+// What the API server says: Karta objects, kept by their watcher, and the schemas of the CRDs of the
+// groups definitions use (runtime/cluster_schemas.h), shared with the state served before.
 struct ClusterSources {
   std::map<std::string, json> kartas;  // by name
-  std::map<std::string, json> crds;    // by name
+  std::vector<std::shared_ptr<const CrdSchema>> crd_schemas;
 };
 
 // One Karta of the cluster as loading found it: its faults (validate_definition's) and whether it is
@@ -40,6 +43,10 @@ struct ClusterKartaCheck {
 // state.policy's definitionPolicy (each may predate the webhook, or have been applied while it was
 // down), and adds those that may be loaded over state.catalog, kind by kind, and to state.cluster_kartas.
 // Logs each one left out. `serve` and `audit` merge the cluster's definitions this way.
+// The API groups of the kinds the Kartas define (spec.structureDefinition.rootComponent.kind.group), and
+// of the catalog's kinds: W, the groups whose CRD schemas `serve` holds.
+std::set<std::string> groups_used(const Catalog& catalog, const std::map<std::string, json>& kartas);
+
 std::vector<ClusterKartaCheck> add_cluster_kartas(AdmissionState& state, const std::map<std::string, json>& kartas,
                                                   DefinitionCache& cache);
 

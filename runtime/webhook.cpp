@@ -22,6 +22,33 @@ void release_embedded_texts() {
   release_read_only_pages(embedded::pod_v1_json());
 }
 
+// The groups of the state's definitions that did not come from the cluster's Kartas.
+std::set<std::string> local_groups(const AdmissionState& state) {
+  std::set<std::string> groups;
+  for (const auto& definition : state.catalog.definitions()) {
+    const GroupVersionKind& kind = definition->root_kind();
+    if (state.cluster_kartas.count(kind.group + "/" + kind.version + "/" + kind.kind) == 0) groups.insert(kind.group);
+  }
+  return groups;
+}
+
+// What /metrics adds about the cluster's CRDs: how many are indexed, whose schema is held, and the work
+// their events made. Cost follows the second, not the first (README, "Cost with the cluster's size").
+std::string cluster_schema_metrics(const ClusterSchemas& schemas) {
+  return "# HELP karta_cluster_crds_indexed CustomResourceDefinitions of the cluster, indexed by name and resourceVersion\n"
+         "# TYPE karta_cluster_crds_indexed gauge\n"
+         "karta_cluster_crds_indexed " + std::to_string(schemas.indexed()) + "\n"
+         "# HELP karta_cluster_crd_schemas_held CustomResourceDefinitions whose schema is held: those of the groups definitions use, and those fetched for /validate\n"
+         "# TYPE karta_cluster_crd_schemas_held gauge\n"
+         "karta_cluster_crd_schemas_held " + std::to_string(schemas.held()) + "\n"
+         "# HELP karta_cluster_crd_gets_total GETs of one CustomResourceDefinition\n"
+         "# TYPE karta_cluster_crd_gets_total counter\n"
+         "karta_cluster_crd_gets_total " + std::to_string(schemas.gets()) + "\n"
+         "# HELP karta_cluster_crd_events_ignored_total Watch events of CustomResourceDefinitions outside the groups definitions use: indexed, nothing reloaded\n"
+         "# TYPE karta_cluster_crd_events_ignored_total counter\n"
+         "karta_cluster_crd_events_ignored_total " + std::to_string(schemas.events_ignored()) + "\n";
+}
+
 }  // namespace
 
 Webhook::Webhook(WebhookConfig config)
@@ -39,7 +66,13 @@ Webhook::Webhook(WebhookConfig config)
   spdlog::info("loaded {} definitions and policy {} in {} ms", state->catalog.size(), state->policy.source,
                elapsed.count());
   to_prepare_ = state->catalog.definitions();
+  local_groups_ = local_groups(*state);
   service_->update(std::move(state));
+  if (config_.cluster) {
+    ClusterSchemasOptions schema_options;
+    schema_options.client = config_.watcher_options.client;
+    schemas_ = std::make_shared<ClusterSchemas>(*config_.cluster, schema_options);
+  }
 
   auto service = service_;
   std::vector<Route> routes{
@@ -60,8 +93,10 @@ Webhook::Webhook(WebhookConfig config)
        },
        {}},
       {"GET", "/metrics",
-       [service](const HttpRequest&) {
-         return HttpResponse{200, "text/plain; version=0.0.4; charset=utf-8", service->metrics().render(), {}};
+       [service, schemas = schemas_](const HttpRequest&) {
+         std::string text = service->metrics().render();
+         if (schemas) text += cluster_schema_metrics(*schemas);
+         return HttpResponse{200, "text/plain; version=0.0.4; charset=utf-8", std::move(text), {}};
        },
        {}},
   };
@@ -93,43 +128,54 @@ void Webhook::start_cluster_watch() {
     }
     reload_wake_.notify_all();
   };
-  auto keep = [this, changed](std::map<std::string, json> ClusterSources::*field, bool Webhook::*listed) {
-    kube::WatcherCallbacks callbacks;
-    callbacks.on_snapshot = [this, changed, field, listed](std::vector<json> objects) {
-      {
-        std::lock_guard lock(cluster_mutex_);
-        this->*listed = true;
-        auto& map = cluster_.*field;
-        map.clear();
-        for (auto& object : objects) {
-          // The key first: json's operator= takes its argument by value, and C++17 evaluates the right
-          // side of an assignment first, so `map[key(object)] = std::move(object)` reads a moved-from object.
-          std::string key = kube::ResourceWatcher::object_key(object);
-          map[key] = std::move(object);
-        }
+  kube::WatcherCallbacks kartas;
+  kartas.on_snapshot = [this, changed](std::vector<json> objects) {
+    {
+      std::lock_guard lock(cluster_mutex_);
+      kartas_listed_ = true;
+      kartas_.clear();
+      for (auto& object : objects) {
+        // The key first: json's operator= takes its argument by value, and C++17 evaluates the right
+        // side of an assignment first, so `map[key(object)] = std::move(object)` reads a moved-from object.
+        std::string key = kube::ResourceWatcher::object_key(object);
+        kartas_[key] = std::move(object);
       }
-      changed();
-    };
-    callbacks.on_event = [this, changed, field](kube::EventType type, const json& object) {
-      {
-        std::lock_guard lock(cluster_mutex_);
-        auto& map = cluster_.*field;
-        if (type == kube::EventType::Deleted) {
-          map.erase(kube::ResourceWatcher::object_key(object));
-        } else {
-          map[kube::ResourceWatcher::object_key(object)] = object;
-        }
+    }
+    changed();
+  };
+  kartas.on_event = [this, changed](kube::EventType type, const json& object) {
+    {
+      std::lock_guard lock(cluster_mutex_);
+      if (type == kube::EventType::Deleted) {
+        kartas_.erase(kube::ResourceWatcher::object_key(object));
+      } else {
+        kartas_[kube::ResourceWatcher::object_key(object)] = object;
       }
-      changed();
-    };
-    return callbacks;
+    }
+    changed();
+  };
+  // CRDs: metadata only, into the index. Only a CRD of a group definitions use makes a reload, which
+  // fetches that CRD and checks the definitions again; any other is indexed and forgotten.
+  kube::WatcherCallbacks crds;
+  crds.on_snapshot = [this, changed](std::vector<json> objects) {
+    bool used_changed = schemas_->replace_index(objects);
+    bool first = false;
+    {
+      std::lock_guard lock(cluster_mutex_);
+      first = !std::exchange(crds_listed_, true);
+    }
+    if (first || used_changed) changed();
+  };
+  crds.on_event = [this, changed](kube::EventType type, const json& object) {
+    if (schemas_->apply_event(type, object)) changed();
   };
   karta_watcher_ = std::make_unique<kube::ResourceWatcher>(*config_.cluster, "/apis/run.ai/v1alpha1/kartas",
-                                                           keep(&ClusterSources::kartas, &Webhook::kartas_listed_), config_.watcher_options);
+                                                           std::move(kartas), config_.watcher_options);
+  kube::WatcherOptions crd_options = config_.watcher_options;
+  crd_options.metadata_only = true;
   crd_watcher_ = std::make_unique<kube::ResourceWatcher>(
-      *config_.cluster, "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", keep(&ClusterSources::crds, &Webhook::crds_listed_),
-      config_.watcher_options);
-  spdlog::info("watching Kartas and CustomResourceDefinitions at {}", config_.cluster->server_url());
+      *config_.cluster, "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", std::move(crds), crd_options);
+  spdlog::info("watching Kartas, and CustomResourceDefinitions by metadata, at {}", config_.cluster->server_url());
   crd_watcher_->start();
   karta_watcher_->start();
 }
@@ -151,6 +197,7 @@ void Webhook::prepare_admission_programs() {
   // The definitions served now: each reload hands over its own. Between reloads they are looked at again
   // every reload interval, for a program whose runs had to wait for its one state (JqProgram::prepare).
   std::vector<std::shared_ptr<const CompiledDefinition>> definitions;
+  bool release_pending = false;
   std::unique_lock lock(reload_mutex_);
   while (true) {
     const bool fresh = prepare_wake_.wait_for(lock, config_.reload_interval,
@@ -178,8 +225,15 @@ void Webhook::prepare_admission_programs() {
     auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
     if (compiled > 0) spdlog::info("compiled {} jq states for admission in {} ms", compiled, elapsed.count());
     // Loading and compiling leave freed memory behind (libjq binds its builtins anew each time), and an
-    // idle webhook would otherwise keep it: jemalloc purges only as it allocates again.
-    if (fresh || compiled > 0) release_free_memory();
+    // idle webhook would otherwise keep it: jemalloc purges only as it allocates again. Not right after a
+    // reload, though: in a stream of events the next reload would fault the same pages back in. Once a
+    // reload interval has passed with none, the memory goes back.
+    if (fresh) {
+      release_pending = true;
+    } else if (release_pending || compiled > 0) {
+      release_free_memory();
+      release_pending = false;
+    }
     if (fresh) release_embedded_texts();  // a reload parsed the built-in catalog again
     lock.lock();
   }
@@ -207,12 +261,26 @@ void Webhook::reload(const char* source) {
   bool both_listed = false;
   {
     std::lock_guard lock(cluster_mutex_);
-    cluster = cluster_;
+    cluster.kartas = kartas_;
     both_listed = kartas_listed_ && crds_listed_;
   }
   try {
+    if (schemas_) {
+      // W: the groups of the definitions loaded from files and of the cluster's Kartas. Their CRDs that
+      // changed since the last reload are fetched now; the others' schemas are shared with the state
+      // served until now.
+      std::set<std::string> groups = local_groups_;
+      for (const auto& [name, karta] : cluster.kartas) {
+        if (auto kind = defined_kind(karta)) groups.insert(kind->group);
+      }
+      cluster.crd_schemas = schemas_->refresh(groups);
+    }
     std::vector<std::string> rejected;
     auto state = loader_.load(cluster, &rejected);
+    local_groups_ = local_groups(*state);
+    if (schemas_) {
+      state->fetch_crd = [schemas = schemas_](const GroupVersionKind& kind) { return schemas->fetch(kind); };
+    }
     spdlog::info("reloaded {} definitions ({} from the cluster) and policy {}", state->catalog.size(),
                  state->cluster_kartas.size(), state->policy.source);
     auto definitions = state->catalog.definitions();

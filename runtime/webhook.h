@@ -8,7 +8,9 @@
 #include <condition_variable>
 #include <filesystem>
 #include <memory>
+#include <map>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -17,6 +19,7 @@
 #include "kube/kube_connection.h"
 #include "kube/watcher.h"
 #include "runtime/admission_state_loader.h"
+#include "runtime/cluster_schemas.h"
 #include "server/https_server.h"
 
 namespace karta {
@@ -46,6 +49,8 @@ class Webhook {
   void shutdown();
 
   AdmissionService& service() { return *service_; }
+  // The cluster's CRDs as serve holds them; nullptr when not watching a cluster.
+  const ClusterSchemas* cluster_schemas() const { return schemas_.get(); }
   // Definitions loaded and, when watching a cluster, the first LIST of its Kartas and CRDs in them;
   // not shutting down. /readyz answers this.
   bool ready() const;
@@ -76,8 +81,13 @@ class Webhook {
   std::vector<std::shared_ptr<const CompiledDefinition>> to_prepare_;  // guarded by reload_mutex_
   std::condition_variable prepare_wake_;
   std::thread prepare_thread_;
+  // The groups of the definitions loaded from the built-in catalog and directories (W without the
+  // cluster's Kartas); the reload thread's.
+  std::set<std::string> local_groups_;
   std::mutex cluster_mutex_;
-  ClusterSources cluster_;  // guarded by cluster_mutex_
+  std::map<std::string, json> kartas_;  // guarded by cluster_mutex_; by name
+  // The cluster's CRDs: an index of all, schemas of W's (runtime/cluster_schemas.h).
+  std::shared_ptr<ClusterSchemas> schemas_;
   // Which collections have had their first LIST (guarded by cluster_mutex_), and whether a state built
   // from both is being served: until then a cluster's Kartas are not known, and /readyz says so.
   bool kartas_listed_ = false, crds_listed_ = false;

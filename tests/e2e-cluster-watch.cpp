@@ -185,7 +185,7 @@ TEST_CASE("an API server that answers every watch of Kartas with 410 gets a hand
     config.watcher_options = {};  // production defaults
   });
   test::HttpsClient client(running.port, running.certificates.ca);
-  const std::string karta_list = "/apis/run.ai/v1alpha1/kartas?limit=500";
+  const std::string karta_list = "/apis/run.ai/v1alpha1/kartas?limit=100";  // pages of kube::kListPageSize
   auto lists = [&] {
     std::vector<std::chrono::steady_clock::time_point> at;
     for (const auto& request : server.received()) {

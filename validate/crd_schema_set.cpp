@@ -14,6 +14,15 @@
 namespace karta {
 
 void CrdSchemaSet::add_crd(const json& crd) {
+  for (auto& schema : parse_crd(crd)) add(std::move(schema));
+}
+
+void CrdSchemaSet::add(std::shared_ptr<const CrdSchema> schema) {
+  GroupVersionKind kind = schema->kind;
+  schemas_[std::move(kind)] = std::move(schema);
+}
+
+std::vector<std::shared_ptr<const CrdSchema>> CrdSchemaSet::parse_crd(const json& crd) {
   if (!crd.is_object() || crd.value("kind", json()) != "CustomResourceDefinition")
     throw InputError("not a CustomResourceDefinition");
   std::string name = "(unnamed)";
@@ -48,15 +57,18 @@ void CrdSchemaSet::add_crd(const json& crd) {
   } else {
     throw InputError("CustomResourceDefinition " + name + ": it has no version");
   }
+  std::vector<std::shared_ptr<const CrdSchema>> parsed;
   for (auto& [version, schema] : served) {
     GroupVersionKind gvk{group.get<std::string>(), version, kind};
-    schemas_[gvk] = CrdSchema{gvk, plural, schema.is_object() ? std::move(schema) : json()};
+    parsed.push_back(
+        std::make_shared<const CrdSchema>(CrdSchema{gvk, plural, schema.is_object() ? std::move(schema) : json()}));
   }
+  return parsed;
 }
 
 const CrdSchema* CrdSchemaSet::find(const GroupVersionKind& kind) const {
   auto it = schemas_.find(kind);
-  return it == schemas_.end() ? nullptr : &it->second;
+  return it == schemas_.end() ? nullptr : it->second.get();
 }
 
 CrdSchemaSet CrdSchemaSet::load_directory(const std::filesystem::path& directory) {

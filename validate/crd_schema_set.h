@@ -7,7 +7,9 @@
 #include <cstddef>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -32,6 +34,13 @@ class CrdSchemaSet {
   // CustomResourceDefinition or has no spec.group, spec.names.kind or version.
   void add_crd(const json& crd_document);
 
+  // The entries of one CustomResourceDefinition, one per served version, without adding them: a schema
+  // parsed once is shared by every set that holds it (the old and the new served state of a reload).
+  // Throws as add_crd().
+  static std::vector<std::shared_ptr<const CrdSchema>> parse_crd(const json& crd_document);
+  // Adds (or replaces, for the same group, version and kind) one entry.
+  void add(std::shared_ptr<const CrdSchema> schema);
+
   // Keyed by group, version and kind: Knative's serving.knative.dev/v1 Service is not the core v1 Service.
   const CrdSchema* find(const GroupVersionKind& kind) const;
   std::size_t size() const { return schemas_.size(); }
@@ -44,7 +53,7 @@ class CrdSchemaSet {
   void add_directory(const std::filesystem::path& directory);
 
  private:
-  std::map<GroupVersionKind, CrdSchema> schemas_;
+  std::map<GroupVersionKind, std::shared_ptr<const CrdSchema>> schemas_;
 };
 
 }  // namespace karta

@@ -6,34 +6,34 @@
 
 namespace karta::test {
 
-namespace {
-
-constexpr const char* kKartas = "/apis/run.ai/v1alpha1/kartas";
-
-}  // namespace
-
 void FakeApiServer::Impl::serve_resource(const std::shared_ptr<Session>& session, const Target& target,
-                                         const std::string& path, std::map<std::string, std::string>& query) {
+                                         const std::string& accept, std::map<std::string, std::string>& query) {
   const FakeResource& resource = target.served->resource;
   bool watching = query["watch"] == "1" || query["watch"] == "true";
   std::string verb = !target.name.empty() ? "get" : watching ? "watch" : "list";
   if (forbidden(*target.served, target.namespace_name)) {
     return session->respond(403, forbidden_status(resource, verb, target.namespace_name, target.name));
   }
+  AnswerForm form = answer_form(accept, verb == "list" ? "PartialObjectMetadataList" : "PartialObjectMetadata");
+  if (form == AnswerForm::NotAcceptable) {
+    return session->respond(406, status_object(406, "NotAcceptable",
+                                               "only the following media types are accepted: application/json, "
+                                               "application/yaml, application/vnd.kubernetes.protobuf"));
+  }
+  const bool metadata_only = form == AnswerForm::Metadata;
   if (!target.name.empty()) {
     std::string key = target.namespace_name.empty() ? target.name : target.namespace_name + "/" + target.name;
     auto found = target.served->objects->find(key);
-    if (found != target.served->objects->end()) return session->respond(200, in_version(found->second, resource));
+    if (found != target.served->objects->end()) {
+      json object = in_version(found->second, resource);
+      return session->respond(200, metadata_only ? partial_object_metadata(object) : object);
+    }
     json body = status_object(404, "NotFound", resource.group_resource() + " \"" + target.name + "\" not found");
     body["details"] = {{"name", target.name}, {"kind", resource.plural}};
     if (!resource.group.empty()) body["details"]["group"] = resource.group;
     return session->respond(404, body);
   }
-  if (watching) {
-    if (path == kKartas) return watch(session, query);
-    json body = status_object(405, "MethodNotAllowed", "this fake API server watches only " + std::string(kKartas));
-    return session->respond(405, body);
-  }
+  if (watching) return watch(session, *target.served, query, metadata_only);
   std::optional<LabelSelector> selector;
   if (!query["labelSelector"].empty()) {
     try {
@@ -42,7 +42,7 @@ void FakeApiServer::Impl::serve_resource(const std::shared_ptr<Session>& session
       return session->respond(400, status_object(400, "BadRequest", e.what()));
     }
   }
-  list(session, *target.served, target.namespace_name, selector, query);
+  list(session, *target.served, target.namespace_name, selector, query, metadata_only);
 }
 
 bool FakeApiServer::Impl::forbidden(const Served& served, const std::string& namespace_name) const {
@@ -147,7 +147,7 @@ json FakeApiServer::Impl::api_group(const std::string& group) const {
 
 void FakeApiServer::Impl::list(const std::shared_ptr<Session>& session, const Served& served,
                                const std::string& namespace_name, const std::optional<LabelSelector>& selector,
-                               std::map<std::string, std::string>& query) {
+                               std::map<std::string, std::string>& query, bool metadata_only) {
   const FakeResource& resource = served.resource;
   std::size_t limit = query["limit"].empty() ? 0 : std::stoul(query["limit"]);
   int version = resource_version_;
@@ -180,8 +180,8 @@ void FakeApiServer::Impl::list(const std::shared_ptr<Session>& session, const Se
       ++remaining;
       continue;
     }
-    items.push_back(in_version(object, resource));
-    if (options_.list_items_without_type) {
+    items.push_back(metadata_only ? partial_object_metadata(object) : in_version(object, resource));
+    if (options_.list_items_without_type && !metadata_only) {
       items.back().erase("apiVersion");
       items.back().erase("kind");
     }
@@ -196,13 +196,16 @@ void FakeApiServer::Impl::list(const std::shared_ptr<Session>& session, const Se
     if (!selector) metadata["remainingItemCount"] = remaining;
   }
   if (options_.repeat_continue_token && !query["continue"].empty()) metadata["continue"] = query["continue"];
-  session->respond(200, {{"apiVersion", resource.api_version()},
-                         {"kind", resource.kind + "List"},
+  session->respond(200, {{"apiVersion", metadata_only ? "meta.k8s.io/v1" : resource.api_version()},
+                         {"kind", metadata_only ? "PartialObjectMetadataList" : resource.kind + "List"},
                          {"metadata", metadata},
                          {"items", items}});
 }
 
-void FakeApiServer::Impl::watch(const std::shared_ptr<Session>& session, std::map<std::string, std::string>& query) {
+void FakeApiServer::Impl::watch(const std::shared_ptr<Session>& session, const Served& served,
+                                std::map<std::string, std::string>& query, bool metadata_only) {
+  session->watched = served.objects.get();
+  session->metadata_only = metadata_only;
   const std::string& version_text = query["resourceVersion"];
   int from = version_text.empty() || version_text == "0" ? -1 : std::stoi(version_text);
   int timeout_seconds = query["timeoutSeconds"].empty() ? 1800 : std::stoi(query["timeoutSeconds"]);
@@ -212,18 +215,20 @@ void FakeApiServer::Impl::watch(const std::shared_ptr<Session>& session, std::ma
         410, "Expired", "too old resource version: " + version_text + " (" + std::to_string(oldest_watchable_) + ")");
     if (options_.gone_as_http_status) return session->respond(410, status);
     session->begin_watch(std::chrono::seconds(timeout_seconds), bookmarks);
-    session->send_event({{"type", "ERROR"}, {"object", status}});
+    send_to(*session, session->watched, {{"type", "ERROR"}, {"object", status}});
     session->end_watch();
     return;
   }
   session->begin_watch(std::chrono::seconds(timeout_seconds), bookmarks);
   watches_.push_back(session);
   if (from < 0) {
-    for (const auto& [name, object] : *kartas().objects) session->send_event({{"type", "ADDED"}, {"object", object}});
+    for (const auto& [name, object] : *served.objects) {
+      send_to(*session, served.objects.get(), {{"type", "ADDED"}, {"object", in_version(object, served.resource)}});
+    }
     return;
   }
-  for (const auto& [version, event] : history_) {
-    if (version > from) session->send_event(event);
+  for (const Past& past : history_) {
+    if (past.version > from) send_to(*session, past.objects, past.event);
   }
 }
 

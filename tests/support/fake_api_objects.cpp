@@ -141,4 +141,41 @@ ClientCertificate make_certificate(const fs::path& dir, const std::string& commo
   return made;
 }
 
+json partial_object_metadata(const json& object) {
+  return {{"kind", "PartialObjectMetadata"}, {"apiVersion", "meta.k8s.io/v1"}, {"metadata", object.value("metadata", json::object())}};
+}
+
+AnswerForm answer_form(const std::string& accept, const std::string& metadata_as) {
+  if (accept.empty()) return AnswerForm::Full;
+  auto trim = [](std::string text) {
+    const char* space = " \t";
+    text.erase(0, text.find_first_not_of(space));
+    text.erase(text.find_last_not_of(space) + 1);
+    return text;
+  };
+  std::size_t start = 0;
+  while (start <= accept.size()) {
+    std::size_t end = std::min(accept.find(',', start), accept.size());
+    std::string media = accept.substr(start, end - start);
+    start = end + 1;
+    std::vector<std::string> parts;
+    for (std::size_t from = 0; from <= media.size();) {
+      std::size_t semicolon = std::min(media.find(';', from), media.size());
+      parts.push_back(trim(media.substr(from, semicolon - from)));
+      from = semicolon + 1;
+    }
+    if (parts[0] != "application/json" && parts[0] != "*/*" && parts[0] != "application/*") continue;
+    std::map<std::string, std::string> parameters;
+    for (std::size_t i = 1; i < parts.size(); ++i) {
+      std::size_t equals = parts[i].find('=');
+      if (equals != std::string::npos) parameters[parts[i].substr(0, equals)] = parts[i].substr(equals + 1);
+    }
+    if (parameters.count("as") == 0) return AnswerForm::Full;
+    if (parameters["as"] == metadata_as && parameters["g"] == "meta.k8s.io" && parameters["v"] == "v1") {
+      return AnswerForm::Metadata;
+    }
+  }
+  return AnswerForm::NotAcceptable;
+}
+
 }  // namespace karta::test

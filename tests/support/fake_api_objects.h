@@ -157,6 +157,17 @@ class LabelSelector {
 // numbers first; anything else after them, alphabetically.
 bool higher_priority(const std::string& a, const std::string& b);
 
+// The object as the API server answers for it to a client that asked for metadata only: a meta.k8s.io/v1
+// PartialObjectMetadata (k8s.io/apimachinery/pkg/apis/meta/v1, PartialObjectMetadata), its metadata whole.
+json partial_object_metadata(const json& object);
+
+// What the API server answers with, from a request's Accept header (k8s.io/apiserver's negotiation: the
+// first media type in the list it can serve; no Accept, or */*, is plain JSON). `metadata_as` is the kind
+// asked for metadata only: "PartialObjectMetadataList" for a LIST, "PartialObjectMetadata" for a GET or a
+// WATCH; a type asking for the other (or for a Table) is skipped. Nothing servable: 406 Not Acceptable.
+enum class AnswerForm { Full, Metadata, NotAcceptable };
+AnswerForm answer_form(const std::string& accept, const std::string& metadata_as);
+
 // The non-empty segments of a URL path: "/apis/run.ai/v1alpha1" -> apis, run.ai, v1alpha1.
 std::vector<std::string> path_segments(const std::string& path);
 

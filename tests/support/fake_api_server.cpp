@@ -92,17 +92,38 @@ kube::KubeConnection FakeApiServer::Impl::connection(const std::string& token) c
 }
 
 void FakeApiServer::Impl::add(json object) {
-  on_io([&] { publish("ADDED", std::move(object)); });
+  on_io([&] { publish(kartas(), "ADDED", std::move(object)); });
 }
 
 void FakeApiServer::Impl::modify(json object) {
-  on_io([&] { publish("MODIFIED", std::move(object)); });
+  on_io([&] { publish(kartas(), "MODIFIED", std::move(object)); });
 }
 
 void FakeApiServer::Impl::remove(const std::string& name) {
   on_io([&] {
     json object = kartas().objects->at(name);
-    publish("DELETED", std::move(object));
+    publish(kartas(), "DELETED", std::move(object));
+  });
+}
+
+void FakeApiServer::Impl::write(const std::string& group, const std::string& plural, const std::string& type,
+                                json object) {
+  on_io([&] {
+    Served* served = find(group, "", plural);
+    if (served == nullptr) throw std::logic_error("FakeApiServer: " + plural + "." + group + " is not served");
+    if (!object.contains("apiVersion")) object["apiVersion"] = served->resource.api_version();
+    if (!object.contains("kind")) object["kind"] = served->resource.kind;
+    if (served->resource.namespaced && !object["metadata"].contains("namespace")) object["metadata"]["namespace"] = "default";
+    publish(*served, type, std::move(object));
+  });
+}
+
+void FakeApiServer::Impl::remove_from(const std::string& group, const std::string& plural, const std::string& key) {
+  on_io([&] {
+    Served* served = find(group, "", plural);
+    if (served == nullptr) throw std::logic_error("FakeApiServer: " + plural + "." + group + " is not served");
+    json object = served->objects->at(key);
+    publish(*served, "DELETED", std::move(object));
   });
 }
 
@@ -111,13 +132,18 @@ void FakeApiServer::Impl::remove(const std::string& name) {
 void FakeApiServer::Impl::bookmark(int version) {
   on_io([&] {
     resource_version_ = version;
-    json event = {{"type", "BOOKMARK"},
-                  {"object",
-                   {{"kind", "Karta"},
-                    {"apiVersion", "run.ai/v1alpha1"},
-                    {"metadata", {{"resourceVersion", std::to_string(version)}}}}}};
     for (auto& session : live_watches()) {
-      if (session->wants_bookmarks()) session->send_event(event);
+      if (!session->wants_bookmarks()) continue;
+      // A bookmark carries only a resourceVersion, in an object of the kind watched.
+      json object = {{"metadata", {{"resourceVersion", std::to_string(version)}}}};
+      for (const Served& served : served_) {
+        if (served.objects.get() == session->watched) {
+          object["kind"] = served.resource.kind;
+          object["apiVersion"] = served.resource.api_version();
+          break;
+        }
+      }
+      send_to(*session, session->watched, {{"type", "BOOKMARK"}, {"object", object}});
     }
   });
 }
@@ -235,19 +261,29 @@ void FakeApiServer::Impl::end_all_watches() {
   watches_.clear();
 }
 
-void FakeApiServer::Impl::publish(const std::string& type, json object) {
+void FakeApiServer::Impl::publish(Served& served, const std::string& type, json object) {
   ++resource_version_;
-  std::string name = object["metadata"]["name"].get<std::string>();
+  std::string key = key_of(served, object);
   object["metadata"]["resourceVersion"] = std::to_string(resource_version_);
   if (type == "DELETED") {
-    kartas().objects->erase(name);
+    served.objects->erase(key);
   } else {
-    object["metadata"]["uid"] = "uid-" + name;
-    (*kartas().objects)[name] = object;
+    std::string uid = key;
+    std::replace(uid.begin(), uid.end(), '/', '-');
+    object["metadata"]["uid"] = "uid-" + uid;
+    (*served.objects)[key] = object;
   }
   json event = {{"type", type}, {"object", object}};
-  history_.push_back({resource_version_, event});
-  for (auto& session : live_watches()) session->send_event(event);
+  history_.push_back({resource_version_, served.objects.get(), event});
+  for (auto& session : live_watches()) send_to(*session, served.objects.get(), event);
+}
+
+void FakeApiServer::Impl::send_to(Session& session, const std::map<std::string, json>* objects, const json& event) {
+  if (session.watched != objects) return;
+  if (!session.metadata_only || event.value("type", "") == "ERROR") return session.send_event(event);
+  json partial = event;
+  partial["object"] = partial_object_metadata(event["object"]);
+  session.send_event(partial);
 }
 
 void FakeApiServer::Impl::handle(const std::shared_ptr<Session>& session,
@@ -288,7 +324,9 @@ void FakeApiServer::Impl::handle(const std::shared_ptr<Session>& session,
   }
   if (request.method() == http::verb::get) {
     if (std::optional<json> document = discovery(path)) return session->respond(200, *document);
-    if (std::optional<Target> resolved = resolve(path)) return serve_resource(session, *resolved, path, query);
+    if (std::optional<Target> resolved = resolve(path)) {
+      return serve_resource(session, *resolved, std::string(request[http::field::accept]), query);
+    }
   }
   json body = status_object(404, "NotFound", "the server could not find the requested resource");
   body["details"] = json::object();
@@ -347,6 +385,15 @@ std::string FakeApiServer::kubeconfig(const std::string& namespace_name) const {
 void FakeApiServer::add(json object) { impl_->add(std::move(object)); }
 void FakeApiServer::modify(json object) { impl_->modify(std::move(object)); }
 void FakeApiServer::remove(const std::string& name) { impl_->remove(name); }
+void FakeApiServer::add_to(const std::string& group, const std::string& plural, json object) {
+  impl_->write(group, plural, "ADDED", std::move(object));
+}
+void FakeApiServer::modify_in(const std::string& group, const std::string& plural, json object) {
+  impl_->write(group, plural, "MODIFIED", std::move(object));
+}
+void FakeApiServer::remove_from(const std::string& group, const std::string& plural, const std::string& key) {
+  impl_->remove_from(group, plural, key);
+}
 void FakeApiServer::bookmark(int version) { impl_->bookmark(version); }
 void FakeApiServer::compact(int version) { impl_->compact(version); }
 void FakeApiServer::end_watches() { impl_->end_watches(); }

@@ -121,10 +121,14 @@ FakeResource crd_resource();
 //   BadRequest with the parser's message;
 // - GET .../PLURAL/NAME: the object, or 404 NotFound `PLURAL.GROUP "NAME" not found` with details; the
 //   path is percent-decoded before it is split, as the API server reads URL.Path;
-// - WATCH ?watch=1&resourceVersion=RV of the kartas replays the events after RV and then streams new
-//   ones, each event a JSON line in a chunk of its own; BOOKMARKs only with allowWatchBookmarks=true; the
-//   stream ends after timeoutSeconds; a resourceVersion older than the last compaction gets a 410
-//   Expired Status. Watches of other resources get 405: nothing here needs them yet;
+// - WATCH ?watch=1&resourceVersion=RV of any served collection replays its events after RV and then
+//   streams new ones, each event a JSON line in a chunk of its own; BOOKMARKs only with
+//   allowWatchBookmarks=true; the stream ends after timeoutSeconds; a resourceVersion older than the last
+//   compaction gets a 410 Expired Status;
+// - metadata only, as for client-go's metadata client: an Accept of
+//   application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1 gets a LIST as a
+//   PartialObjectMetadataList, and ...;as=PartialObjectMetadata;... a GET or each watch event as a
+//   PartialObjectMetadata; an Accept it cannot serve gets 406 (the first servable type of the list wins);
 // - a resource (or one of its namespaces) forbidden gets RBAC's 403: `PLURAL.GROUP is forbidden: User
 //   "..." cannot list resource "PLURAL" in API group "GROUP" in the namespace "NS"`;
 // - no valid token (and no client certificate) gets 401 with a Status body; any other path 404.
@@ -147,6 +151,10 @@ class FakeApiServer {
   void add(json object);
   void modify(json object);
   void remove(const std::string& name);
+  // The same for an object of another served resource (a CRD, a Namespace): its watchers get the event.
+  void add_to(const std::string& group, const std::string& plural, json object);
+  void modify_in(const std::string& group, const std::string& plural, json object);
+  void remove_from(const std::string& group, const std::string& plural, const std::string& key);
   // Writes elsewhere in the cluster moved the resourceVersion to `version`; watches that asked for
   // bookmarks are told.
   void bookmark(int version);

@@ -58,6 +58,13 @@ class FakeApiServer::Impl {
     return nullptr;
   }
 
+  // The key of an object of `served`: "namespace/name", or "name" when cluster-scoped.
+  static std::string key_of(const Served& served, const json& object) {
+    std::string name = object.at("metadata").at("name").get<std::string>();
+    if (!served.resource.namespaced) return name;
+    return object["metadata"].value("namespace", "default") + "/" + name;
+  }
+
   // The object as read through `resource`'s version.
   static json in_version(json object, const FakeResource& resource) {
     if (object.contains("apiVersion")) object["apiVersion"] = resource.api_version();
@@ -81,6 +88,11 @@ class FakeApiServer::Impl {
     bool wants_bookmarks() const { return bookmarks_; }
 
     void respond(int status, const json& body) { respond_text(status, "application/json", body.dump()); }
+
+    // What this session's watch streams: the events of one collection (its objects' map), as full objects
+    // or, when its Accept asked for PartialObjectMetadata, metadata only.
+    const std::map<std::string, json>* watched = nullptr;
+    bool metadata_only = false;
 
     void respond_text(int status, const std::string& content_type, std::string body);
 
@@ -133,6 +145,8 @@ class FakeApiServer::Impl {
   void add(json object);
   void modify(json object);
   void remove(const std::string& name);
+  void write(const std::string& group, const std::string& plural, const std::string& type, json object);
+  void remove_from(const std::string& group, const std::string& plural, const std::string& key);
   void bookmark(int version);
   void compact(int version);
   void end_watches();
@@ -158,7 +172,9 @@ class FakeApiServer::Impl {
   void accept();
   std::vector<std::shared_ptr<Session>> live_watches() const;
   void end_all_watches();
-  void publish(const std::string& type, json object);
+  void publish(Served& served, const std::string& type, json object);
+  // An event as `session` asked for it: nothing when it watches another collection.
+  static void send_to(Session& session, const std::map<std::string, json>* objects, const json& event);
   void handle(const std::shared_ptr<Session>& session, const http::request<http::string_body>& request);
 
   // A request for a collection or one object of a served resource.
@@ -170,7 +186,7 @@ class FakeApiServer::Impl {
   std::optional<Target> resolve(const std::string& path);
 
   // In fake_api_answers.cpp: what the API server answers.
-  void serve_resource(const std::shared_ptr<Session>& session, const Target& target, const std::string& path,
+  void serve_resource(const std::shared_ptr<Session>& session, const Target& target, const std::string& accept,
                       std::map<std::string, std::string>& query);
   bool forbidden(const Served& served, const std::string& namespace_name) const;
   json forbidden_status(const FakeResource& resource, const std::string& verb, const std::string& namespace_name,
@@ -181,8 +197,9 @@ class FakeApiServer::Impl {
   std::vector<std::string> group_versions(const std::string& group) const;
   json api_group(const std::string& group) const;
   void list(const std::shared_ptr<Session>& session, const Served& served, const std::string& namespace_name,
-            const std::optional<LabelSelector>& selector, std::map<std::string, std::string>& query);
-  void watch(const std::shared_ptr<Session>& session, std::map<std::string, std::string>& query);
+            const std::optional<LabelSelector>& selector, std::map<std::string, std::string>& query, bool metadata_only);
+  void watch(const std::shared_ptr<Session>& session, const Served& served, std::map<std::string, std::string>& query,
+             bool metadata_only);
 
   FakeApiServerOptions options_;
   test::TestCertificates certificates_;
@@ -196,7 +213,12 @@ class FakeApiServer::Impl {
   std::vector<Served> served_;  // the kartas first; in the order served, which is the order of /apis
   int resource_version_ = 100;
   int oldest_watchable_ = 100;
-  std::vector<std::pair<int, json>> history_;
+  struct Past {
+    int version;
+    const std::map<std::string, json>* objects;  // the collection
+    json event;
+  };
+  std::vector<Past> history_;
   std::vector<std::weak_ptr<Session>> sessions_;
   std::vector<std::weak_ptr<Session>> watches_;
   int failures_left_ = 0;
