@@ -144,7 +144,7 @@ fi
 say "ldd in the image: $(grep -c '=>' <<<"$libraries") libraries, all found ($(sed -n 's/^[[:space:]]*\(lib[^ ]*\) =>.*/\1/p' <<<"$libraries" | paste -sd ' '))"
 
 # As the Deployment's user, without capabilities: what capsh does before it runs the binary.
-as_deployment=(capsh "--chroot=$root" --drop=all --no-new-privs --gid=65532 --groups=65532 --uid=65532 --caps=)
+as_deployment=("$(command -v capsh)" "--chroot=$root" --drop=all --no-new-privs --gid=65532 --groups=65532 --uid=65532 --caps=)
 version=$(env -i PATH=/usr/local/bin:/usr/bin:/bin "${as_deployment[@]}" --shell=/usr/local/bin/karta-webhook -- --version) ||
   fail "karta-webhook --version failed in the image"
 [[ $version == *"$commit"* ]] || fail "karta-webhook --version says \"$version\", not the commit $commit"
@@ -167,7 +167,7 @@ listing >"$work/before"
 
 # What the Deployment mounts: the TLS Secret, the policy (examples/policy.yaml, as an overlay would set
 # it: the base ConfigMap's policy is empty and would give an empty patch), no extra definitions.
-certs/generate.sh "$work/tls" >/dev/null
+certs/generate.sh "$work/tls" >/dev/null 2>&1 || fail "certs/generate.sh failed"
 chmod 0440 "$work/tls/tls.crt" "$work/tls/tls.key" && chgrp 65532 "$work/tls/tls.crt" "$work/tls/tls.key"  # defaultMode 0440, fsGroup
 mkdir -p "$work/policy" "$work/definitions" "$work/api"
 cp examples/policy.yaml "$work/policy/policy.yaml"
@@ -225,7 +225,7 @@ mount --bind -o ro "$work/api/serviceaccount" "$root/var/run/secrets/kubernetes.
 
 env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/home/nonroot HOSTNAME=karta-webhook \
   KUBERNETES_SERVICE_HOST=127.0.0.1 KUBERNETES_SERVICE_PORT="$api_port" \
-  capsh --chroot="$root" --drop=all --no-new-privs --gid=65532 --groups=65532 --uid=65532 --caps= \
+  "$(command -v capsh)" --chroot="$root" --drop=all --no-new-privs --gid=65532 --groups=65532 --uid=65532 --caps= \
   --shell=/usr/local/bin/karta-webhook -- "${arguments[@]}" >"$work/webhook.log" 2>&1 &
 webhook=$!
 # The reference: the README's build of the same sources, same arguments, on another port, as root on
@@ -271,14 +271,14 @@ for path in /healthz /readyz; do
 done
 # The process as the Deployment's securityContext makes it.
 # (env and capsh exec, so $webhook is karta-webhook; this PID namespace's proc is the one in the pod's root.)
-[[ $(readlink "$root/proc/$webhook/exe") == /usr/local/bin/karta-webhook ]] ||
+[[ $(readlink "$root/proc/$webhook/exe") == "$root/usr/local/bin/karta-webhook" ]] ||
   fail "process $webhook is $(readlink "$root/proc/$webhook/exe"), not the image's karta-webhook"
 status=$(grep -E '^(Uid|Gid|Groups|CapInh|CapPrm|CapEff|CapBnd|CapAmb|NoNewPrivs):' "$root/proc/$webhook/status")
 for expected in $'Uid:\t65532\t65532\t65532\t65532' $'Gid:\t65532\t65532\t65532\t65532' $'CapPrm:\t0000000000000000' \
   $'CapEff:\t0000000000000000' $'CapBnd:\t0000000000000000' $'CapAmb:\t0000000000000000' $'NoNewPrivs:\t1'; do
   grep -qxF "$expected" <<<"$status" || fail "the webhook's process lacks \"$expected\":"$'\n'"$status"
 done
-echo "image-test: the webhook runs as uid 65532, gid 65532, groups $(sed -n 's/^Groups:[[:space:]]*//p' <<<"$status"), no capabilities, no_new_privs"
+echo "image-test: the webhook runs as uid 65532, gid 65532, groups $(sed -n 's/^Groups:[[:space:]]*//p' <<<"$status" | xargs), no capabilities, no_new_privs"
 # The admission, from the image and from the reference.
 image_answer=$(curl_to 8443 /mutate -H 'Content-Type: application/json' --data-binary @"$work/review.json") || fail "POST /mutate failed"
 reference_answer=$(curl_to 9443 /mutate -H 'Content-Type: application/json' --data-binary @"$work/review.json") ||
