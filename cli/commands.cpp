@@ -10,6 +10,7 @@
 
 #include "admission/admission_service.h"
 #include "cli/audit.h"
+#include "cli/build_commit.h"
 #include "cli/generate.h"
 #include "cli/inspect.h"
 #include "cli/live_inspect.h"
@@ -183,7 +184,7 @@ int run_command_line(int argc, char** argv, std::ostream& out, std::ostream& err
   CLI::App app{"karta-webhook: a Kubernetes admission webhook that labels, annotates and schedules the pod "
                "templates of any workload kind described by a Karta definition."};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "karta-webhook 0.1.0");
+  app.set_version_flag("--version", "karta-webhook 0.1.0 (commit " + std::string(build_commit()) + ")");
 
   CommonOptions common;
   WebhookConfig config;
