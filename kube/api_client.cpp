@@ -407,14 +407,16 @@ struct ApiClient::Impl {
   }
 
   http::request<http::empty_body> make_request(const std::string& path_and_query,
-                                               const std::optional<ExecCredential>& credential) const {
+                                               const std::optional<ExecCredential>& credential,
+                                               const std::string& accept) const {
     http::request<http::empty_body> request{http::verb::get, connection.base_path + path_and_query, 11};
     std::string host = authority_host(connection.host);
     if (connection.port != 443) host += ":" + std::to_string(connection.port);
     require_header_value("Host (the server URL's host)", host);
     request.set(http::field::host, host);
     request.set(http::field::user_agent, options.user_agent);
-    request.set(http::field::accept, "application/json");
+    require_header_value("Accept", accept);
+    request.set(http::field::accept, accept);
     // Read now: the token file may have been rotated.
     std::string token = credential ? credential->token : connection.bearer_token();
     if (std::string fault = header_value_fault(token); !fault.empty()) {
@@ -481,7 +483,7 @@ json ApiClient::get(const std::string& path_and_query) {
     }
     Connection& connection = *impl.kept;
     InUse in_use(impl.in_use, &connection);
-    auto request = impl.make_request(path_and_query, credential);
+    auto request = impl.make_request(path_and_query, credential, impl.options.accept);
     auto& lowest = beast::get_lowest_layer(connection.stream);
     lowest.expires_after(impl.options.request_timeout);
     beast::error_code ec = impl.wait(request_name, [&](auto done) {
@@ -549,7 +551,7 @@ void ApiClient::stream_lines(const std::string& path_and_query, std::chrono::mil
   std::unique_ptr<Connection> connection = impl.open(request_name, credential);
   InUse in_use(impl.in_use, connection.get());
   auto& lowest = beast::get_lowest_layer(connection->stream);
-  auto request = impl.make_request(path_and_query, credential);
+  auto request = impl.make_request(path_and_query, credential, impl.options.stream_accept);
   lowest.expires_at(until);
   beast::error_code ec = impl.wait(request_name, [&](auto done) {
     http::async_write(connection->stream, request, [done](beast::error_code write_ec, std::size_t) { done(write_ec); });

@@ -43,6 +43,10 @@ struct ApiClientOptions {
   std::size_t line_limit = kMaxWatchLineBytes;  // one line of stream_lines()
   std::size_t max_depth = kMaxAnswerDepth;      // of get()'s answers (and, by the watcher, of watch lines)
   std::string user_agent = "karta-webhook";
+  // The Accept header of get() and of stream_lines(). A watcher of metadata only asks for
+  // PartialObjectMetadataList (LIST) and PartialObjectMetadata (GET, WATCH), as client-go's metadata client.
+  std::string accept = "application/json";
+  std::string stream_accept = "application/json";
 };
 
 // A request that got no 2xx answer. status() is the HTTP status (or, for an ERROR event of a watch, the
