@@ -10,7 +10,19 @@ namespace {
 
 constexpr const char* kKartas = "/apis/run.ai/v1alpha1/kartas";
 
+// An object as a client that asked for metadata only gets it.
+json partial_metadata(const json& object) {
+  return {{"apiVersion", "meta.k8s.io/v1"}, {"kind", "PartialObjectMetadata"}, {"metadata", object.value("metadata", json::object())}};
+}
+
+bool asks_metadata_list(const std::string& accept) { return accept.find("as=PartialObjectMetadataList") != std::string::npos; }
+bool asks_metadata(const std::string& accept) { return accept.find("as=PartialObjectMetadata;") != std::string::npos; }
+
 }  // namespace
+
+std::string group_version_path(const FakeResource& resource) {
+  return resource.group.empty() ? "/api/" + resource.version : "/apis/" + resource.group + "/" + resource.version;
+}
 
 void FakeApiServer::Impl::serve_resource(const std::shared_ptr<Session>& session, const Target& target,
                                          const std::string& path, std::map<std::string, std::string>& query) {
@@ -23,15 +35,21 @@ void FakeApiServer::Impl::serve_resource(const std::shared_ptr<Session>& session
   if (!target.name.empty()) {
     std::string key = target.namespace_name.empty() ? target.name : target.namespace_name + "/" + target.name;
     auto found = target.served->objects->find(key);
-    if (found != target.served->objects->end()) return session->respond(200, in_version(found->second, resource));
+    if (found != target.served->objects->end()) {
+      json object = in_version(found->second, resource);
+      return session->respond(200, asks_metadata(received_.back().accept) ? partial_metadata(object) : object);
+    }
     json body = status_object(404, "NotFound", resource.group_resource() + " \"" + target.name + "\" not found");
     body["details"] = {{"name", target.name}, {"kind", resource.plural}};
     if (!resource.group.empty()) body["details"]["group"] = resource.group;
     return session->respond(404, body);
   }
   if (watching) {
-    if (path == kKartas) return watch(session, query);
-    json body = status_object(405, "MethodNotAllowed", "this fake API server watches only " + std::string(kKartas));
+    if (path == kKartas || (!resource.namespaced && target.namespace_name.empty())) {
+      session->set_watched(path, asks_metadata(received_.back().accept));
+      return watch(session, *target.served, path, query);
+    }
+    json body = status_object(405, "MethodNotAllowed", "this fake API server watches only cluster-scoped resources");
     return session->respond(405, body);
   }
   std::optional<LabelSelector> selector;
@@ -181,6 +199,7 @@ void FakeApiServer::Impl::list(const std::shared_ptr<Session>& session, const Se
       continue;
     }
     items.push_back(in_version(object, resource));
+    if (asks_metadata_list(received_.back().accept)) items.back() = partial_metadata(items.back());
     if (options_.list_items_without_type) {
       items.back().erase("apiVersion");
       items.back().erase("kind");
@@ -196,13 +215,15 @@ void FakeApiServer::Impl::list(const std::shared_ptr<Session>& session, const Se
     if (!selector) metadata["remainingItemCount"] = remaining;
   }
   if (options_.repeat_continue_token && !query["continue"].empty()) metadata["continue"] = query["continue"];
-  session->respond(200, {{"apiVersion", resource.api_version()},
-                         {"kind", resource.kind + "List"},
+  const bool metadata_only = asks_metadata_list(received_.back().accept);
+  session->respond(200, {{"apiVersion", metadata_only ? "meta.k8s.io/v1" : resource.api_version()},
+                         {"kind", metadata_only ? "PartialObjectMetadataList" : resource.kind + "List"},
                          {"metadata", metadata},
                          {"items", items}});
 }
 
-void FakeApiServer::Impl::watch(const std::shared_ptr<Session>& session, std::map<std::string, std::string>& query) {
+void FakeApiServer::Impl::watch(const std::shared_ptr<Session>& session, Served& served, const std::string& collection,
+                                std::map<std::string, std::string>& query) {
   const std::string& version_text = query["resourceVersion"];
   int from = version_text.empty() || version_text == "0" ? -1 : std::stoi(version_text);
   int timeout_seconds = query["timeoutSeconds"].empty() ? 1800 : std::stoi(query["timeoutSeconds"]);
@@ -219,11 +240,11 @@ void FakeApiServer::Impl::watch(const std::shared_ptr<Session>& session, std::ma
   session->begin_watch(std::chrono::seconds(timeout_seconds), bookmarks);
   watches_.push_back(session);
   if (from < 0) {
-    for (const auto& [name, object] : *kartas().objects) session->send_event({{"type", "ADDED"}, {"object", object}});
+    for (const auto& [name, object] : *served.objects) session->send_event({{"type", "ADDED"}, {"object", object}});
     return;
   }
-  for (const auto& [version, event] : history_) {
-    if (version > from) session->send_event(event);
+  for (const Change& change : history_) {
+    if (change.version > from && change.collection == collection) session->send_event(change.event);
   }
 }
 

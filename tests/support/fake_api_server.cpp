@@ -235,19 +235,37 @@ void FakeApiServer::Impl::end_all_watches() {
   watches_.clear();
 }
 
-void FakeApiServer::Impl::publish(const std::string& type, json object) {
+void FakeApiServer::Impl::publish(const std::string& type, json object) { publish_to(kartas(), type, std::move(object)); }
+
+void FakeApiServer::Impl::publish_to(Served& served, const std::string& type, json object) {
   ++resource_version_;
   std::string name = object["metadata"]["name"].get<std::string>();
+  std::string space = served.resource.namespaced ? object["metadata"].value("namespace", "default") : "";
+  std::string key = space.empty() ? name : space + "/" + name;
   object["metadata"]["resourceVersion"] = std::to_string(resource_version_);
+  if (!object.contains("apiVersion")) object["apiVersion"] = served.resource.api_version();
+  if (!object.contains("kind")) object["kind"] = served.resource.kind;
   if (type == "DELETED") {
-    kartas().objects->erase(name);
+    served.objects->erase(key);
   } else {
     object["metadata"]["uid"] = "uid-" + name;
-    (*kartas().objects)[name] = object;
+    (*served.objects)[key] = object;
   }
+  const std::string collection = group_version_path(served.resource) + "/" + served.resource.plural;
   json event = {{"type", type}, {"object", object}};
-  history_.push_back({resource_version_, event});
-  for (auto& session : live_watches()) session->send_event(event);
+  history_.push_back({resource_version_, collection, event});
+  for (auto& session : live_watches()) {
+    if (session->watched() == collection) session->send_event(event);
+  }
+}
+
+void FakeApiServer::Impl::change_object(const std::string& group, const std::string& plural, const std::string& type,
+                                        json object) {
+  on_io([&] {
+    Served* served = find(group, "", plural);
+    if (served == nullptr) throw std::logic_error("FakeApiServer: " + plural + "." + group + " is not served");
+    publish_to(*served, type, std::move(object));
+  });
 }
 
 void FakeApiServer::Impl::handle(const std::shared_ptr<Session>& session,
@@ -373,6 +391,10 @@ void FakeApiServer::serve(FakeResource resource, std::vector<json> objects) {
 }
 void FakeApiServer::add_objects(const std::string& group, const std::string& plural, std::vector<json> objects) {
   impl_->add_objects(group, plural, std::move(objects));
+}
+void FakeApiServer::change_object(const std::string& group, const std::string& plural, const std::string& type,
+                                  json object) {
+  impl_->change_object(group, plural, type, std::move(object));
 }
 void FakeApiServer::forbid(const std::string& group, const std::string& plural, const std::string& namespace_name) {
   impl_->forbid(group, plural, namespace_name);

@@ -124,7 +124,11 @@ FakeResource crd_resource();
 // - WATCH ?watch=1&resourceVersion=RV of the kartas replays the events after RV and then streams new
 //   ones, each event a JSON line in a chunk of its own; BOOKMARKs only with allowWatchBookmarks=true; the
 //   stream ends after timeoutSeconds; a resourceVersion older than the last compaction gets a 410
-//   Expired Status. Watches of other resources get 405: nothing here needs them yet;
+//   Expired Status. Other cluster-scoped resources (namespaces) are watched the same way, with the
+//   changes change_object() makes; watches of namespaced resources get 405: nothing here needs them yet;
+// - an Accept header asking for metadata only (as=PartialObjectMetadataList for a LIST,
+//   as=PartialObjectMetadata for a GET or a WATCH, as client-go's metadata client asks) gets
+//   meta.k8s.io/v1 PartialObjectMetadata: apiVersion, kind and metadata of each object, nothing else;
 // - a resource (or one of its namespaces) forbidden gets RBAC's 403: `PLURAL.GROUP is forbidden: User
 //   "..." cannot list resource "PLURAL" in API group "GROUP" in the namespace "NS"`;
 // - no valid token (and no client certificate) gets 401 with a Status body; any other path 404.
@@ -174,6 +178,9 @@ class FakeApiServer {
   // Denies every request for the resource in `namespace_name`, or everywhere when it is "". A request
   // across all namespaces is denied once any namespace is, as it needs a ClusterRole.
   void forbid(const std::string& group, const std::string& plural, const std::string& namespace_name = "");
+  // Adds (type "ADDED"), replaces ("MODIFIED") or deletes ("DELETED") an object of a served resource, and
+  // tells the watches of its collection, as a write through the API server would.
+  void change_object(const std::string& group, const std::string& plural, const std::string& type, json object);
 
   // A GET of `path` (without its query) gets `status` and `body` as given, as a hostile server might
   // answer: a CRD nested 60,000 levels deep, an answer of 40 MiB.

@@ -38,6 +38,9 @@ namespace http = beast::http;
 namespace net = boost::asio;
 using tcp = net::ip::tcp;
 
+// "/api/VERSION" or "/apis/GROUP/VERSION": where the resource's collections are.
+std::string group_version_path(const FakeResource& resource);
+
 class FakeApiServer::Impl {
   struct Served {
     FakeResource resource;
@@ -79,6 +82,12 @@ class FakeApiServer::Impl {
     const std::string& client_name() const { return client_name_; }
     bool watching() const { return watching_ && !closed_; }
     bool wants_bookmarks() const { return bookmarks_; }
+    // The collection this session watches, and whether it asked for metadata only (PartialObjectMetadata).
+    void set_watched(std::string collection, bool metadata_only) {
+      watched_ = std::move(collection);
+      metadata_only_ = metadata_only;
+    }
+    const std::string& watched() const { return watched_; }
 
     void respond(int status, const json& body) { respond_text(status, "application/json", body.dump()); }
 
@@ -117,6 +126,8 @@ class FakeApiServer::Impl {
     bool watching_ = false;
     bool bookmarks_ = false;
     bool closed_ = false;
+    std::string watched_;
+    bool metadata_only_ = false;
     std::size_t answers_ = 0;  // written on this connection
   };
 
@@ -150,6 +161,7 @@ class FakeApiServer::Impl {
   void serve(FakeResource resource, std::vector<json> objects);
   void add_objects(const std::string& group, const std::string& plural, std::vector<json> objects);
   void forbid(const std::string& group, const std::string& plural, const std::string& namespace_name);
+  void change_object(const std::string& group, const std::string& plural, const std::string& type, json object);
 
  private:
   // In fake_api_server.cpp: the I/O thread, the connections, the kartas' events and the routing.
@@ -158,7 +170,9 @@ class FakeApiServer::Impl {
   void accept();
   std::vector<std::shared_ptr<Session>> live_watches() const;
   void end_all_watches();
-  void publish(const std::string& type, json object);
+  void publish(const std::string& type, json object);  // a Karta's change
+  // A change of an object of `served` (cluster-scoped, or "namespace/name" keyed), told to its watches.
+  void publish_to(Served& served, const std::string& type, json object);
   void handle(const std::shared_ptr<Session>& session, const http::request<http::string_body>& request);
 
   // A request for a collection or one object of a served resource.
@@ -182,7 +196,8 @@ class FakeApiServer::Impl {
   json api_group(const std::string& group) const;
   void list(const std::shared_ptr<Session>& session, const Served& served, const std::string& namespace_name,
             const std::optional<LabelSelector>& selector, std::map<std::string, std::string>& query);
-  void watch(const std::shared_ptr<Session>& session, std::map<std::string, std::string>& query);
+  void watch(const std::shared_ptr<Session>& session, Served& served, const std::string& collection,
+             std::map<std::string, std::string>& query);
 
   FakeApiServerOptions options_;
   test::TestCertificates certificates_;
@@ -196,7 +211,12 @@ class FakeApiServer::Impl {
   std::vector<Served> served_;  // the kartas first; in the order served, which is the order of /apis
   int resource_version_ = 100;
   int oldest_watchable_ = 100;
-  std::vector<std::pair<int, json>> history_;
+  struct Change {
+    int version;
+    std::string collection;  // the path watched: "/apis/run.ai/v1alpha1/kartas", "/api/v1/namespaces"
+    json event;
+  };
+  std::vector<Change> history_;
   std::vector<std::weak_ptr<Session>> sessions_;
   std::vector<std::weak_ptr<Session>> watches_;
   int failures_left_ = 0;

@@ -93,6 +93,15 @@ void FakeApiServer::Impl::Session::begin_watch(std::chrono::seconds timeout, boo
 
 void FakeApiServer::Impl::Session::send_event(const json& event) {
   if (!watching()) return;
+  const json* object = event.contains("object") ? &event["object"] : nullptr;
+  if (metadata_only_ && object != nullptr && object->value("kind", "") != "Status") {
+    json partial = {{"type", event["type"]},
+                    {"object", {{"apiVersion", "meta.k8s.io/v1"}, {"kind", "PartialObjectMetadata"},
+                                {"metadata", object->value("metadata", json::object())}}}};
+    outgoing_.push_back(partial.dump() + "\n");
+    write_next();
+    return;
+  }
   outgoing_.push_back(event.dump() + "\n");  // the API server's JSON encoder ends each event with a newline
   write_next();
 }
