@@ -97,6 +97,14 @@ NamespaceLookup ClusterNamespaces::find(const std::string& namespace_name) const
     std::lock_guard lock(mutex_);
     labels_[namespace_name] = labels;
     return {std::move(labels), ""};
+  } catch (const kube::ApiError& e) {
+    // A namespace that does not exist (404) says nothing of the API server: the next GET is not paused.
+    if (e.status() != 404) {
+      last_get_error_ = e.what();
+      paused_until_ = now + get_pause_;
+    }
+    spdlog::warn("namespace {}: labels unknown: {}", namespace_name, e.what());
+    return {std::nullopt, std::string("not seen yet, and GET failed: ") + e.what()};
   } catch (const std::exception& e) {
     last_get_error_ = e.what();
     paused_until_ = now + get_pause_;

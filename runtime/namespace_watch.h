@@ -21,8 +21,8 @@ namespace karta {
 class ClusterNamespaces : public NamespaceLabels {
  public:
   // `get_timeout`: the most a GET of an unseen namespace may take, on the admission's thread (the API
-  // server's call to the webhook times out after 10 s). After a GET fails, none is tried for
-  // `get_pause`: an unreachable API server does not slow every admission down.
+  // server's call to the webhook times out after 10 s). After a GET fails (but for a 404), none is tried
+  // for `get_pause`: an unreachable API server does not slow every admission down.
   ClusterNamespaces(kube::KubeConnection connection, kube::WatcherOptions options,
                     std::chrono::milliseconds get_timeout = std::chrono::milliseconds(3'000),
                     std::chrono::milliseconds get_pause = std::chrono::milliseconds(5'000));

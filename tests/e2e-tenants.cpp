@@ -153,7 +153,7 @@ TEST_CASE("a namespace whose labels cannot be read gets the global policy, a war
         std::string::npos);
 }
 
-TEST_CASE("the namespace store GETs a namespace it has not seen, as metadata, and pauses after a failed GET") {
+TEST_CASE("the namespace store GETs a namespace it has not seen, as metadata, and pauses after a refused GET, not after a 404") {
   test::TempDir dir;
   FakeApiServer server{dir.path, {}};
   server.serve(kNamespaces, {namespace_object("research", {{"runai/queue", "research-q"}})});
@@ -167,16 +167,43 @@ TEST_CASE("the namespace store GETs a namespace it has not seen, as metadata, an
   CHECK(namespaces.find("research").labels == karta::LabelMap{{"runai/queue", "research-q"}});
   CHECK(server.received().size() == 1);
 
+  // A namespace that does not exist: unknown, and the next GET is not held back.
   auto missing = namespaces.find("gone");
   CHECK_FALSE(missing.labels);
   CHECK(missing.why_unknown.starts_with("not seen yet, and GET failed: GET https://127.0.0.1:" +
                                         std::to_string(server.port()) + "/api/v1/namespaces/gone"));
   CHECK(server.received().size() == 2);
-  // Within the pause, no GET: the last failure is given.
-  auto paused = namespaces.find("other");
+  // A GET the API server refuses: unknown, and within the pause no GET, the last failure given.
+  server.forbid("", "namespaces");
+  auto denied = namespaces.find("other");
+  CHECK(denied.why_unknown.find("forbidden") != std::string::npos);
+  CHECK(server.received().size() == 3);
+  auto paused = namespaces.find("third");
   CHECK(paused.why_unknown == "not seen yet, and the last GET failed: " +
-                                  missing.why_unknown.substr(std::string("not seen yet, and GET failed: ").size()));
-  CHECK(server.received().size() == 2);
+                                  denied.why_unknown.substr(std::string("not seen yet, and GET failed: ").size()));
+  CHECK(server.received().size() == 3);
+}
+
+TEST_CASE("audit of a cluster lists its namespaces when the policy reads their labels, and names each tenant") {
+  test::TempDir dir;
+  FakeApiServer server{dir.path, {}};
+  server.serve(kNamespaces, {namespace_object("serving", {{"tier", "production"}}),
+                             namespace_object("research", {{"runai/queue", "research-q"}})});
+  server.serve({.group = "jobset.x-k8s.io", .version = "v1alpha2", .kind = "JobSet", .plural = "jobsets", .singular = "jobset"},
+               {jobset("serving"), jobset("research")});
+  test::write_text(dir.path / "kubeconfig", server.kubeconfig("default"));
+  std::ofstream(dir.path / "policy.yaml") << kPolicy;
+  auto run = test::run_cli({"karta-webhook", "audit", "--kubeconfig", (dir.path / "kubeconfig").string(), "--policy",
+                            (dir.path / "policy.yaml").string(), "--output", "json"});
+  CHECK(run.err == "");
+  json report = json::parse(run.out);
+  REQUIRE(report["workloads"].size() == 2);
+  CHECK(report["workloads"][0]["namespace"] == "research");
+  CHECK(report["workloads"][0]["tenant"] == nullptr);
+  CHECK(report["workloads"][0]["patch"]["set"] == jobset_patch("research-q"));
+  CHECK(report["workloads"][1]["namespace"] == "serving");
+  CHECK(report["workloads"][1]["tenant"] == "production");
+  CHECK(report["workloads"][1]["patch"]["set"] == jobset_patch("production-q", {{"platform.example.com/tier", "production"}}));
 }
 
 }  // namespace e2e_tenants
