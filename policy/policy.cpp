@@ -1,3 +1,8 @@
+// Reading the policy file strictly, and choosing the tenant rule a namespace gets.
+// Longer than 500 lines because a tenant's sections are the global ones merged with the rule's and read
+// again by the same strict reader (Section, parse_sections), which the rules' own checks (globs,
+// selectors, unreachable rules) share.
+
 #include "policy/policy.h"
 
 #include <algorithm>

@@ -3,6 +3,8 @@
 // tenant's default, the global default), the hints KAI Scheduler reads (gang annotation on gang.kinds only,
 // priority and topology on the top owner), the validator's refusals, and the offline commands'
 // --namespaces and --print-policy. Workloads are the published objects of tests/corpus/samples.
+// Longer than 500 lines because each refusal of the validator is pinned with its whole message, and the
+// offline commands are checked on the same policy and namespaces as admission (e2e-tenants.cpp has serve's).
 
 #include <doctest/doctest.h>
 
