@@ -491,6 +491,19 @@ TEST_CASE("mutate --print-policy shows the rule a namespace matches and the merg
   CHECK(neither.err == "karta-webhook: mutate: -f MANIFEST or --print-policy NAMESPACE is needed\n");
 }
 
+TEST_CASE("inspect --namespaces names the tenant whose policy counts the workload's GPUs") {
+  Files files;
+  auto run = test::run_cli({"karta-webhook", "inspect", "-f", files.manifest, "--policy", files.policy, "--namespaces",
+                            files.namespaces, "--output", "json"});
+  REQUIRE(run.code == 0);
+  json reports = json::parse(run.out);
+  REQUIRE(reports.size() == 1);
+  CHECK(reports[0]["tenant"] == "production");
+  auto text = test::run_cli({"karta-webhook", "inspect", "-f", files.manifest, "--policy", files.policy, "--namespaces",
+                             files.namespaces});
+  CHECK(text.out.starts_with("# tenant: production\nJobSet serving/paralleljobs (jobset.x-k8s.io/v1alpha2)"));
+}
+
 TEST_CASE("audit -f --namespaces names the tenant of each workload, and a tenant's enforced label policy fails it") {
   Files files;
   std::ofstream(files.manifest) << sample("jobset-1.yaml", "serving").dump() << "\n---\n"
