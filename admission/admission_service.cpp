@@ -143,6 +143,21 @@ std::optional<AdmissionResult> skip_owned(const AdmissionRequest& request, const
   return AdmissionResult{AdmissionDecision::allow(), {}, "skipped:owned-by " + owner->to_string()};
 }
 
+// The decision's tenant, and the warning (and log line) when the namespace's labels were needed and unknown.
+void note_tenant(AdmissionResult& result, const TenantDecision& decision) {
+  result.tenant = decision.choice.tenant();
+  if (decision.unknown_labels_warning.empty()) return;
+  result.namespace_labels_unknown = true;
+  result.decision.warnings.push_back(short_warning(decision.unknown_labels_warning));
+  result.notes.push_back(decision.unknown_labels_warning);
+}
+
+AdmissionResult exempt_result(const TenantDecision& decision) {
+  AdmissionResult result{AdmissionDecision::allow(), {}, "skipped:exempt-tenant " + decision.choice.tenant()};
+  note_tenant(result, decision);
+  return result;
+}
+
 }  // namespace
 
 std::optional<GroupVersionKind> defined_kind(const json& karta) {
@@ -153,6 +168,29 @@ std::optional<GroupVersionKind> defined_kind(const json& karta) {
     return it != kind->end() && it->is_string() ? it->get<std::string>() : std::string();
   };
   return GroupVersionKind{text("group"), text("version"), text("kind")};
+}
+
+TenantDecision decide_tenant(const AdmissionState& state, const std::string& namespace_name) {
+  TenantDecision decision;
+  if (!state.policy.needs_namespace_labels()) {
+    decision.choice = choose_tenant(state.policy, namespace_name, nullptr);
+    return decision;
+  }
+  NamespaceLookup lookup = state.namespaces ? state.namespaces->find(namespace_name)
+                                            : NamespaceLookup{std::nullopt, "no namespaces to read them from"};
+  decision.labels = std::move(lookup.labels);
+  decision.choice = choose_tenant(state.policy, namespace_name, decision.labels ? &*decision.labels : nullptr);
+  // Unknown labels matter unless a rule decided by name gives a policy that reads none (an exempt one).
+  const bool mattered = decision.choice.rule == nullptr ||
+                        (!decision.choice.exempt() && !decision.choice.policy->scheduling.namespace_label.empty());
+  if (!decision.labels && mattered) {
+    decision.unknown_labels_warning =
+        "namespace \"" + namespace_name + "\": labels unknown (" + lookup.why_unknown + "); decided without them: " +
+        (decision.choice.rule != nullptr ? "tenant " + decision.choice.tenant() + " by name"
+                                         : std::string("the global policy")) +
+        ", no queue from namespace labels";
+  }
+  return decision;
 }
 
 bool is_definition_kind(const GroupVersionKind& kind) {
@@ -173,13 +211,22 @@ AdmissionResult AdmissionService::mutate(const AdmissionRequest& request, const 
   const auto [kind_key, definition] = state.catalog.find_entry(request.kind);
   if (definition == nullptr) return {AdmissionDecision::allow(), {}, "skipped:no-definition"};
   if (auto skipped = skip_owned(request, state)) return std::move(*skipped);
+  // Exemption first: an exempt tenant gets nothing, whatever the policy would default.
+  const TenantDecision tenant = decide_tenant(state, request.namespace_name);
+  if (tenant.choice.exempt()) {
+    AdmissionResult result = exempt_result(tenant);
+    result.kind_key = kind_key;
+    return result;
+  }
 
-  MutationOutcome outcome = mutate_workload(*request.object, *definition, state.policy,
-                                            {request.namespace_name, request.operation, request.old_object});
+  MutationOutcome outcome =
+      mutate_workload(*request.object, *definition, *tenant.choice.policy,
+                      {request.namespace_name, request.operation, request.old_object, tenant.labels ? &*tenant.labels : nullptr});
   AdmissionResult result{AdmissionDecision::patched(std::move(outcome.patch)), std::move(outcome.notes), ""};
   result.kind_key = kind_key;
   result.decision.warnings = std::move(outcome.warnings);
   result.outcome = result.decision.patch_operations() > 0 ? "patched" : "unchanged";
+  note_tenant(result, tenant);
   return result;
 }
 
@@ -192,13 +239,23 @@ AdmissionResult AdmissionService::validate(const AdmissionRequest& request, cons
   if (is_definition_kind(request.kind)) return validate_karta(request, state);
   const auto [kind_key, definition] = state.catalog.find_entry(request.kind);
   if (definition == nullptr) return {AdmissionDecision::allow(), {}, "skipped:no-definition"};
-  if (!state.policy.label_policy.enabled) return {AdmissionDecision::allow(), {}, "skipped:no-label-policy"};
   if (auto skipped = skip_owned(request, state)) return std::move(*skipped);
+  const TenantDecision tenant = decide_tenant(state, request.namespace_name);
+  if (tenant.choice.exempt()) {
+    AdmissionResult result = exempt_result(tenant);
+    result.kind_key = kind_key;
+    return result;
+  }
+  const LabelPolicy& label_policy = tenant.choice.policy->label_policy;
+  if (!label_policy.enabled) {
+    AdmissionResult result{AdmissionDecision::allow(), {}, "skipped:no-label-policy"};
+    note_tenant(result, tenant);
+    return result;
+  }
 
   DefinitionEvaluation evaluation(*definition, *request.object);
   WorkloadLayout layout = locate_pod_templates(evaluation);
-  ValidationOutcome outcome =
-      check_label_policy(*request.object, layout, state.policy.label_policy, request.namespace_name);
+  ValidationOutcome outcome = check_label_policy(*request.object, layout, label_policy, request.namespace_name);
   AdmissionResult result;
   result.kind_key = kind_key;
   result.notes = std::move(layout.notes);
@@ -206,6 +263,7 @@ AdmissionResult AdmissionService::validate(const AdmissionRequest& request, cons
   result.decision.warnings = std::move(outcome.warnings);
   result.violations = std::move(outcome.violations);
   result.outcome = outcome.allowed ? (result.decision.warnings.empty() ? "allowed" : "allowed:warnings") : "denied";
+  note_tenant(result, tenant);
   return result;
 }
 
@@ -249,6 +307,7 @@ ReviewReply AdmissionService::answer(AdmissionEndpoint endpoint, std::string_vie
   std::string result_label = result.outcome.substr(0, result.outcome.find(':'));
   metrics_.record_admission(endpoint_name, request.operation, kind_label, result_label,
                             result.decision.patch_operations(), static_cast<double>(micros.count()) / 1e6);
+  if (result.namespace_labels_unknown) metrics_.record_namespace_labels_unknown(endpoint_name);
   if (result.definition_faults_admitted > 0) {
     metrics_.record_definition_faults_admitted(result.defined_kind, result.definition_faults_admitted);
   }

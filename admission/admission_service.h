@@ -15,6 +15,7 @@
 
 #include "admission/admission_review.h"
 #include "admission/metrics.h"
+#include "admission/namespace_labels.h"
 #include "definitions/catalog.h"
 #include "policy/policy.h"
 #include "validate/crd_schema.h"
@@ -33,11 +34,22 @@ struct AdmissionState {
   // Karta objects in the cluster by the root kind they define ("group/version/Kind" -> object name):
   // KAI errors out on two definitions of one kind, so a second one is refused.
   std::map<std::string, std::string> cluster_kartas;
+  // Where the labels of a workload's namespace are learnt, when the policy needs them (tenant rules with a
+  // namespaceSelector, scheduling.queue.namespaceLabel). Null: nowhere, every namespace's are unknown.
+  std::shared_ptr<const NamespaceLabels> namespaces;
 };
 
 // The root kind a Karta object defines (spec.structureDefinition.rootComponent.kind), read leniently:
 // validation reports what is wrong with it.
 std::optional<GroupVersionKind> defined_kind(const json& karta);
+
+// The policy that applies to a workload in one namespace, and what deciding it met.
+struct TenantDecision {
+  TenantChoice choice;
+  std::optional<LabelMap> labels;  // the namespace's, when learnt
+  std::string unknown_labels_warning;  // the policy needed the labels and they are unknown: why, and what applied
+};
+TenantDecision decide_tenant(const AdmissionState& state, const std::string& namespace_name);
 
 // True for run.ai/v1alpha1 Karta and optimization.nvidia.com/v1alpha1 ResourceInterface requests.
 bool is_definition_kind(const GroupVersionKind& kind);
@@ -56,6 +68,10 @@ struct AdmissionResult {
   // The catalog's key of the object's kind, once mutate or validate has looked it up (null: not looked
   // up, or not registered), so the metric does not look it up again.
   const std::string* kind_key = nullptr;
+  std::string tenant{};  // the tenant rule that applied ("" for the global policy), once decided
+  // The policy needed the namespace's labels and they were unknown (counted in
+  // karta_namespace_labels_unknown_total; the warning says so to the user).
+  bool namespace_labels_unknown = false;
 };
 
 // What one call of /mutate or /validate comes to: the response review, or why its envelope was refused.

@@ -96,6 +96,11 @@ void Metrics::record_definition_faults_admitted(const std::string& kind, std::si
   definition_faults_admitted_[kind] += faults;
 }
 
+void Metrics::record_namespace_labels_unknown(const std::string& endpoint) {
+  std::lock_guard lock(mutex_);
+  ++namespace_labels_unknown_[endpoint];
+}
+
 std::string Metrics::render() const {
   std::ostringstream out;
   std::lock_guard lock(mutex_);
@@ -161,6 +166,12 @@ std::string Metrics::render() const {
          "# TYPE karta_definition_faults_admitted_total counter\n";
   for (const auto& [kind, count] : definition_faults_admitted_) {
     out << "karta_definition_faults_admitted_total{kind=\"" << escape(kind) << "\"} " << count << "\n";
+  }
+  out << "# HELP karta_namespace_labels_unknown_total Admissions decided without the namespace's labels, which the "
+         "policy needed (the global policy applied), by endpoint.\n"
+         "# TYPE karta_namespace_labels_unknown_total counter\n";
+  for (const auto& [endpoint, count] : namespace_labels_unknown_) {
+    out << "karta_namespace_labels_unknown_total{endpoint=\"" << escape(endpoint) << "\"} " << count << "\n";
   }
   const JqPoolCounters jq = jq_pool_counters();
   out << "# HELP karta_jq_states_replaced_total jq states abandoned because a run would not end, and compiled anew.\n"

@@ -37,6 +37,8 @@ class Metrics {
   void set_certificate_expiry(std::int64_t unix_seconds);
   // Faults of a Karta admitted by definitionPolicy.mode warn, by the kind it defines ("group/version/Kind").
   void record_definition_faults_admitted(const std::string& kind, std::size_t faults);
+  // An admission whose policy needed the namespace's labels when they could not be learnt.
+  void record_namespace_labels_unknown(const std::string& endpoint);
 
   std::string render() const;
 
@@ -90,6 +92,7 @@ class Metrics {
   std::vector<std::unique_ptr<Shard>> shards_;
   std::map<std::string, std::uint64_t> reloads_, reload_errors_;
   std::map<std::string, std::uint64_t> definition_faults_admitted_;  // guarded by mutex_
+  std::map<std::string, std::uint64_t> namespace_labels_unknown_;    // guarded by mutex_
   std::atomic<std::size_t> definitions_loaded_{0};
   std::atomic<bool> last_reload_successful_{true};  // the load at start-up succeeded, or serve would not
   std::atomic<std::int64_t> certificate_expiry_{0};  // 0: not set, and not rendered

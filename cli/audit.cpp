@@ -96,6 +96,7 @@ void AuditReport::add(const json& object, const std::string& source) {
     return;
   }
   AdmissionResult validated = AdmissionService::validate(request, *state_);
+  if (validated.outcome == "denied") denied_ = true;  // the label policy (the tenant's) enforces and is violated
   count(row, "workloads");
   const JsonPatch& patch = mutated.decision.patch;
   if (validated.violations.empty() && patch.empty()) return;
@@ -108,6 +109,8 @@ void AuditReport::add(const json& object, const std::string& source) {
                    {"namespace", request.namespace_name},
                    {"name", name}};
   if (!source.empty()) workload["source"] = source;
+  // With tenant rules, the one whose policy applied (null: the global policy).
+  if (!state_->policy.tenants.empty()) workload["tenant"] = mutated.tenant.empty() ? json(nullptr) : json(mutated.tenant);
   workload["violations"] = validated.violations;
   workload["patch"] = {{"operations", patch.size()}, {"set", patch.value()}};
   if (!validated.violations.empty()) {
@@ -151,11 +154,7 @@ json AuditReport::to_json() const {
 }
 
 int AuditReport::exit_code() const {
-  if (enforced()) {
-    for (const auto& workload : workloads_) {
-      if (!workload["violations"].empty()) return 1;
-    }
-  }
+  if (denied_) return 1;
   if (!definitions_.empty() && state_->policy.definition_policy.mode == DefinitionPolicyMode::Enforce) return 1;
   return incomplete_ ? 2 : 0;
 }
@@ -355,6 +354,9 @@ std::string render_audit(const json& raw_report) {
         << ")";
     if (workload.contains("source")) out << "  " << workload["source"].get<std::string>();
     out << "\n";
+    if (workload.contains("tenant")) {
+      out << "  tenant: " << (workload["tenant"].is_null() ? "(global policy)" : workload["tenant"].get<std::string>()) << "\n";
+    }
     for (const json& violation : workload["violations"]) {
       out << "  violation: " << violation.get<std::string>() << "\n";
     }
@@ -453,7 +455,27 @@ AuditReport AuditCommand::audit_connected_cluster(const AdmissionState& state, s
   // A progress line, rewritten in place, only for a person watching a terminal.
   bool terminal = isatty(STDERR_FILENO) == 1;
   if (terminal) options.progress = [&](const std::string& line) { err << "\r\033[K" << terminal_text(line) << std::flush; };
-  AuditReport report = audit_cluster(client, state, options);
+  // The namespaces' labels, when the policy's tenant rules or namespaceLabel read them, as serve watches them.
+  std::optional<AdmissionState> with_namespaces;
+  if (state.policy.needs_namespace_labels() && !state.namespaces) {
+    try {
+      std::vector<json> namespaces;
+      kube::list_all(client, "/api/v1/namespaces", {.label_selector = "", .page_size = page_size_}, [&](kube::ListPage& page) {
+        for (json& item : page.items) {
+          item["apiVersion"] = "v1";  // the API server leaves both out of a built-in kind's list items
+          item["kind"] = "Namespace";
+          namespaces.push_back(std::move(item));
+        }
+      });
+      with_namespaces = state;
+      with_namespaces->namespaces =
+          std::make_shared<NamespaceFile>(NamespaceFile::from_objects(namespaces, "the cluster's namespaces"));
+    } catch (const std::exception& e) {
+      err << "karta-webhook audit: namespaces not listed, tenant rules decided without their labels: "
+          << terminal_text(e.what()) << "\n";
+    }
+  }
+  AuditReport report = audit_cluster(client, with_namespaces ? *with_namespaces : state, options);
   if (terminal) err << "\r\033[K" << std::flush;
   return report;
 }

@@ -79,7 +79,8 @@ class AuditReport {
   json to_json() const;
   // Exit status: 1 when the webhook would deny something that exists (the label policy enforces and a
   // workload violates it, or definitionPolicy enforces and a Karta has faults), 2 when a kind could not
-  // be listed or an object could not be checked (the audit is incomplete), else 0. (run() also gives 2 when there is no report at all.)
+  // be listed or an object could not be checked (the audit is incomplete), else 0. With tenant rules, a
+  // workload's own tenant's label policy decides. (run() also gives 2 when there is no report at all.)
   int exit_code() const;
 
  private:
@@ -92,6 +93,7 @@ class AuditReport {
   std::map<std::string, json> summary_;  // by "apiVersion kind namespace"
   json unchecked_ = json::array();
   bool incomplete_ = false;
+  bool denied_ = false;  // a workload the webhook would deny
 };
 
 // Reads the cluster's Kartas and CustomResourceDefinitions and merges the Kartas over `state`'s catalog

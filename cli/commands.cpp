@@ -30,6 +30,7 @@ namespace {
 struct CommonOptions {
   std::vector<std::string> definitions;
   std::string policy;
+  std::string namespaces;  // --namespaces FILE: the labels of namespaces, for tenant rules (offline commands)
   std::string log_format = "json";
   std::string log_level = "info";
 };
@@ -43,9 +44,40 @@ void add_common_options(CLI::App& command, CommonOptions& options) {
   command.add_option("--policy", options.policy, "Policy file: what to inject (see README)")->check(CLI::ExistingFile);
 }
 
+// The offline commands' namespaces, whose labels tenant rules and scheduling.queue.namespaceLabel read.
+void add_namespaces_option(CLI::App& command, CommonOptions& options) {
+  command.add_option("--namespaces", options.namespaces,
+                     "Namespaces whose labels the policy's tenant rules read: a YAML stream of Namespace objects, "
+                     "or a v1 List (kubectl get ns -o yaml > ns.yaml)")
+      ->check(CLI::ExistingFile);
+}
+
 std::shared_ptr<AdmissionState> load_state(const CommonOptions& options, std::size_t concurrency) {
   std::vector<std::filesystem::path> directories(options.definitions.begin(), options.definitions.end());
-  return load_admission_state(directories, options.policy, concurrency);
+  auto state = load_admission_state(directories, options.policy, concurrency);
+  if (!options.namespaces.empty()) {
+    state->namespaces = std::make_shared<NamespaceFile>(NamespaceFile::load(options.namespaces));
+  }
+  return state;
+}
+
+// --print-policy NAMESPACE: which rule applies there and the policy it gives, as one document.
+int print_policy(const CommonOptions& common, const std::string& namespace_name, std::ostream& out) {
+  auto state = load_state(common, 1);
+  TenantDecision decision = decide_tenant(*state, namespace_name);
+  out << "# namespace " << terminal_text(namespace_name) << ": ";
+  if (decision.choice.rule == nullptr) {
+    out << "the global policy (no tenant rule matches)\n";
+  } else {
+    std::size_t index = static_cast<std::size_t>(decision.choice.rule - state->policy.tenants.data());
+    out << "tenant " << terminal_text(decision.choice.tenant()) << " (tenants[" << index << "])"
+        << (decision.choice.exempt() ? ": exempt, nothing injected and nothing enforced" : "") << "\n";
+  }
+  if (!decision.unknown_labels_warning.empty()) out << "# warning: " << terminal_text(decision.unknown_labels_warning) << "\n";
+  if (decision.choice.exempt()) return 0;
+  const json& document = decision.choice.rule == nullptr ? state->policy.document : decision.choice.rule->document;
+  out << document.dump(2) << "\n";
+  return 0;
 }
 
 int serve(const CommonOptions& common, WebhookConfig config) {
@@ -70,6 +102,9 @@ int mutate_offline(const CommonOptions& common, const std::string& manifest, std
       continue;
     }
     out << result.decision.patch_operations() << " patch operations\n";
+    if (!state->policy.tenants.empty()) {
+      out << "# tenant: " << (result.tenant.empty() ? std::string("(global policy)") : terminal_text(result.tenant)) << "\n";
+    }
     for (const auto& note : result.notes) out << "# note: " << terminal_text(note) << "\n";
     out << result.decision.patch.value().dump(2) << "\n";
   }
@@ -118,8 +153,21 @@ int inspect_offline(const CommonOptions& common, const std::string& manifest, co
       }
       continue;
     }
-    json report = inspect_workload(document.value, *definition, state->policy.gpu.resource_names);
+    // The GPUs counted are the resources the workload's tenant names.
+    const TenantDecision tenant = decide_tenant(*state, request.namespace_name);
+    const Policy& policy = tenant.choice.policy != nullptr ? *tenant.choice.policy : state->policy;
+    json report = inspect_workload(document.value, *definition, policy.gpu.resource_names);
     report["source"] = document.source;
+    if (!state->policy.tenants.empty()) {
+      report["tenant"] = tenant.choice.rule == nullptr ? json(nullptr) : json(tenant.choice.tenant());
+      if (output == "text") {
+        out << "# tenant: " << (tenant.choice.rule == nullptr ? std::string("(global policy)") : terminal_text(tenant.choice.tenant()))
+            << (tenant.choice.exempt() ? " (exempt)" : "") << "\n";
+      }
+    }
+    if (output == "text" && !tenant.unknown_labels_warning.empty()) {
+      out << "# warning: " << terminal_text(tenant.unknown_labels_warning) << "\n";
+    }
     if (output == "json") {
       reports.push_back(std::move(report));
     } else {
@@ -228,10 +276,19 @@ int run_command_line(int argc, char** argv, std::ostream& out, std::ostream& err
 
   std::string manifest;
   auto* mutate_command = app.add_subcommand("mutate", "Print the patch the webhook would send for each object of a file");
-  mutate_command->footer("Example:\n  karta-webhook mutate -f examples/jobset-demo.yaml --policy examples/policy.yaml");
+  mutate_command->footer("Examples:\n  karta-webhook mutate -f examples/jobset-demo.yaml --policy examples/policy.yaml\n"
+                         "  karta-webhook mutate -f examples/jobset-demo.yaml --policy examples/tenants-policy.yaml "
+                         "--namespaces examples/namespaces.yaml\n"
+                         "  karta-webhook mutate --policy examples/tenants-policy.yaml --namespaces examples/namespaces.yaml "
+                         "--print-policy research");
   mutate_command->add_option("-f,--filename", manifest, "YAML or JSON manifest, several documents allowed")
-      ->required()->check(CLI::ExistingFile);
+      ->check(CLI::ExistingFile);
+  std::string print_policy_namespace;
+  mutate_command->add_option("--print-policy", print_policy_namespace,
+                             "Print the tenant rule that applies in this namespace and the policy it gives (the global "
+                             "policy with the rule's sections merged in), instead of patches");
   add_common_options(*mutate_command, common);
+  add_namespaces_option(*mutate_command, common);
 
   std::vector<std::string> validate_files;
   std::vector<std::string> validate_crds;
@@ -253,6 +310,7 @@ int run_command_line(int argc, char** argv, std::ostream& out, std::ostream& err
   inspect_command->add_option("-o,--output", inspect_output, "text or json")
       ->check(CLI::IsMember({"text", "json"}))->capture_default_str();
   add_common_options(*inspect_command, common);
+  add_namespaces_option(*inspect_command, common);
   LiveCommands live(app, *inspect_command);
   add_common_options(live.list(), common);
 
@@ -261,6 +319,7 @@ int run_command_line(int argc, char** argv, std::ostream& out, std::ostream& err
   auto* resume_command = add_suspend_command(app, "resume", resume_manifest, common);
   AuditCommand audit(app);
   add_common_options(audit.command(), common);
+  add_namespaces_option(audit.command(), common);
   GenerateCommand generate(app);
 
   if (kubectl_plugin) {
@@ -287,7 +346,11 @@ int run_command_line(int argc, char** argv, std::ostream& out, std::ostream& err
       return serve(common, std::move(config));
     }
     if (auto code = live.run(common.definitions, common.policy, inspect_output, !inspect_manifest.empty(), out, err)) return *code;
-    if (*mutate_command) return mutate_offline(common, manifest, out);
+    if (*mutate_command) {
+      if (!print_policy_namespace.empty()) return print_policy(common, print_policy_namespace, out);
+      if (manifest.empty()) throw InputError("mutate: -f MANIFEST or --print-policy NAMESPACE is needed");
+      return mutate_offline(common, manifest, out);
+    }
     if (*inspect_command) return inspect_offline(common, inspect_manifest, inspect_output, out);
     if (*validate_command) return validate_offline(validate_files, validate_crds, out);
     if (*suspend_command) return suspend_offline(common, suspend_manifest, SuspendDirection::Suspend, out);

@@ -415,6 +415,7 @@ struct ApiClient::Impl {
     require_header_value("Host (the server URL's host)", host);
     request.set(http::field::host, host);
     request.set(http::field::user_agent, options.user_agent);
+    require_header_value("Accept", accept);
     request.set(http::field::accept, accept);
     // Read now: the token file may have been rotated.
     std::string token = credential ? credential->token : connection.bearer_token();

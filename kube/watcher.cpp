@@ -149,7 +149,10 @@ void ResourceWatcher::run() {
 void ResourceWatcher::list() {
   std::vector<json> items;
   ListSummary summary = list_all(*client_, collection_, {.label_selector = "", .page_size = options_.page_size}, [&](ListPage& page) {
-    for (json& item : page.items) items.push_back(std::move(item));
+    for (json& item : page.items) {
+      if (options_.keep_only) options_.keep_only(item);
+      items.push_back(std::move(item));
+    }
   });
   const std::string& list_version = summary.resource_version;
   if (list_version.empty()) {
@@ -230,7 +233,7 @@ void ResourceWatcher::handle_event(const std::string& request, std::string_view 
     throw std::runtime_error(request + ": a line of the stream is not a watch event: " + shown);
   }
   const std::string type = string_at(event, "type");
-  const json& object = event["object"];
+  json& object = event["object"];
   if (type == "ERROR") {
     ApiError error = ApiError::from_status(request, object);
     if (error.status() == 410) {
@@ -263,6 +266,7 @@ void ResourceWatcher::handle_event(const std::string& request, std::string_view 
   if (!object.is_object() || metadata_string(object, "name").empty()) {
     throw std::runtime_error(request + ": a " + type + " event's object has no metadata.name");
   }
+  if (options_.keep_only) options_.keep_only(object);
   std::string key = object_key(object);
   {
     std::lock_guard lock(mutex_);

@@ -48,6 +48,9 @@ struct WatcherOptions {
   // The waits before a retry after a failure or a 410: client-go's by default. Tests shorten them.
   BackoffOptions backoff;
   ApiClientOptions client;
+  // Applied to every object listed or watched before it is kept or handed on: what the watcher keeps of
+  // each (a namespace's name, resourceVersion and labels), so that its memory is bounded by that.
+  std::function<void(nlohmann::json& object)> keep_only;
 };
 
 struct WatcherCallbacks {

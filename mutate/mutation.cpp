@@ -130,6 +130,10 @@ MutationOutcome mutate_workload(JsonElement object, const CompiledDefinition& de
   std::string queue, queue_error;
   if (!scheduling.queue_label.empty()) {
     queue = string_at(labels_found, scheduling.queue_label);
+    if (queue.empty() && !scheduling.namespace_label.empty() && context.namespace_labels != nullptr) {
+      auto it = context.namespace_labels->find(scheduling.namespace_label);
+      if (it != context.namespace_labels->end()) queue = it->second;
+    }
     if (queue.empty()) queue = scheduling.default_queue;
     queue_error = label_value_error(queue);
     if (!queue.empty()) {
@@ -267,8 +271,24 @@ MutationOutcome mutate_workload(JsonElement object, const CompiledDefinition& de
     mutator.set(workload_annotations, policy.gpu.workload_total_annotation, format_count(analysis.total_gpus), true,
                 Where{}, annotations_found);
   }
-  if (!policy.gang.min_member_annotation.empty() && definition.gang()) {
-    GangMinimum gang = gang_minimum(*definition.gang(), analysis.layout);
+  // KAI Scheduler reads priority and topology on the top owner, which is the object admitted here (an
+  // object owned by a kind with a definition is skipped before mutation): never on the pod templates.
+  if (!policy.priority.class_name.empty()) {
+    mutator.label_checked(workload_labels, kPriorityClassLabel, policy.priority.class_name, no_error, false, Where{},
+                          labels_found);
+  }
+  for (const auto& [key, value] : {std::pair{kTopologyAnnotation, &policy.topology.name},
+                                   std::pair{kTopologyRequiredAnnotation, &policy.topology.required_placement},
+                                   std::pair{kTopologyPreferredAnnotation, &policy.topology.preferred_placement}}) {
+    if (!value->empty()) mutator.set(workload_annotations, key, *value, false, Where{}, annotations_found);
+  }
+  // Written only on the kinds of gang.kinds, where KAI Scheduler reads it (a batch Job and a JobSet by
+  // default). A kind named there whose definition has no gangScheduling (the batch Job) is one gang of
+  // every pod template: a Job's pods, min(parallelism, completions) of them.
+  static const GangPlan kWholeWorkload{true, {}, std::nullopt};
+  if (!policy.gang.min_member_annotation.empty() && policy.gang.applies_to(kind.group, kind.kind)) {
+    const GangPlan& plan = definition.gang() ? *definition.gang() : kWholeWorkload;
+    GangMinimum gang = gang_minimum(plan, analysis.layout);
     // The gang size the kind's own controller uses (gangMinMemberPath: Volcano's minAvailable), when the
     // object sets one; else the members' pods.
     if (definition.gang_min_member() != kNoExpression && !gang.not_computed) {

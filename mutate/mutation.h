@@ -2,6 +2,7 @@
 
 // The mutating decision as a pure function: an object and its definition in, a JSON Patch out.
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -24,6 +25,8 @@ struct WorkloadContext {
   // not patched. A Job's template is immutable, so patching an unchanged one would make the API server
   // refuse every later update of the Job (a label, Kueue's suspend, a finalizer).
   std::optional<JsonElement> old_object;
+  // The namespace's labels, when known: scheduling.queue.namespaceLabel reads the queue there.
+  const std::map<std::string, std::string>* namespace_labels = nullptr;
 };
 
 struct MutationOutcome {
@@ -35,8 +38,9 @@ struct MutationOutcome {
 };
 
 // Applies the policy to the workload and every pod template the definition locates in `object`:
-// labels and annotations (placeholders filled per template), scheduler name, queue, GPU hints on the
-// templates that request GPUs, the workload's GPU total and its gang minimum. An object with no pod
+// labels and annotations (placeholders filled per template), scheduler name, queue (the workload's own,
+// else the namespace's, else the default), GPU hints on the templates that request GPUs, the workload's
+// GPU total, its gang minimum (gang.kinds only), and its priority and topology (on the workload only). An object with no pod
 // template, of a kind whose definition names a workload-wide pod-label map (workloadPodLabelsPath), gets
 // the labels that are the same on every pod there instead. Idempotent: the patched
 // object, mutated again, gives an empty patch. On UPDATE with the old object, only the pod templates the

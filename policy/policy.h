@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -33,6 +34,9 @@ struct SchedulingPolicy {
   bool force_scheduler_name = true; // replace a scheduler name the user set
   std::string queue_label;          // empty: no queue
   std::string default_queue;        // the workload's own value of queue_label wins over this
+  // A label of the workload's namespace whose value is the queue of a workload that names none (Run:ai's
+  // runai/queue): wins over default_queue, not over the workload's own label. Empty: not read.
+  std::string namespace_label;
 };
 
 struct GpuPolicy {
@@ -46,7 +50,28 @@ struct GpuPolicy {
 
 struct GangPolicy {
   std::string min_member_annotation;  // on the workload, for definitions with gangScheduling
+  // The kinds ("group/Kind", "Kind" for the core group) the annotation is written on: KAI Scheduler reads
+  // it only on a batch Job and a JobSet, and computes the minimum itself for the others.
+  std::vector<std::string> kinds{"batch/Job", "jobset.x-k8s.io/JobSet"};
+  bool applies_to(const std::string& group, const std::string& kind) const;
 };
+
+// KAI Scheduler reads a workload's priority from the `priorityClassName` label of its top owner.
+struct PriorityPolicy {
+  std::string class_name;  // empty: none written; the workload's own label wins
+};
+
+// KAI Scheduler's topology-aware scheduling reads three annotations of the top owner.
+struct TopologyPolicy {
+  std::string name;                 // kai.scheduler/topology: the Topology object
+  std::string required_placement;   // kai.scheduler/topology-required-placement: a level's node label
+  std::string preferred_placement;  // kai.scheduler/topology-preferred-placement
+};
+
+constexpr const char* kPriorityClassLabel = "priorityClassName";
+constexpr const char* kTopologyAnnotation = "kai.scheduler/topology";
+constexpr const char* kTopologyRequiredAnnotation = "kai.scheduler/topology-required-placement";
+constexpr const char* kTopologyPreferredAnnotation = "kai.scheduler/topology-preferred-placement";
 
 struct LabelRules {
   std::vector<std::string> required;
@@ -75,15 +100,67 @@ struct DefinitionPolicy {
   DefinitionPolicyMode mode = DefinitionPolicyMode::Enforce;
 };
 
+// A namespaceSelector, as Kubernetes means one (metav1.LabelSelector): every matchLabels pair and every
+// expression must hold; an empty selector matches every namespace.
+struct NamespaceRequirement {
+  enum class Operator { In, NotIn, Exists, DoesNotExist };
+  std::string key;
+  Operator op = Operator::Exists;
+  std::vector<std::string> values;
+};
+
+struct NamespaceSelector {
+  std::map<std::string, std::string> match_labels;
+  std::vector<NamespaceRequirement> match_expressions;
+  bool empty() const { return match_labels.empty() && match_expressions.empty(); }
+  bool matches(const std::map<std::string, std::string>& labels) const;
+};
+
+struct Policy;
+
+// One entry of the policy's `tenants:`: which namespaces it matches, and the policy they get.
+struct TenantRule {
+  std::string name;
+  std::vector<std::string> namespaces;           // name globs ('*': any run of characters); empty: any name
+  std::optional<NamespaceSelector> selector;     // none: any labels
+  bool exempt = false;                           // nothing injected, nothing enforced
+  std::shared_ptr<const Policy> policy;          // the global policy with the rule's sections merged in
+  json document;                                 // that policy as a document (--print-policy)
+  bool matches_every_namespace() const;
+  bool matches_name(const std::string& namespace_name) const;
+};
+
 struct Policy {
   std::string source = "(none)";
   PodTemplatePolicy pod_templates;
   SchedulingPolicy scheduling;
   GpuPolicy gpu;
   GangPolicy gang;
+  PriorityPolicy priority;
+  TopologyPolicy topology;
   LabelPolicy label_policy;
   DefinitionPolicy definition_policy;
+  std::vector<TenantRule> tenants;  // first match wins
+  json document = json::object();   // the global sections as read (no tenants), for --print-policy
+  // Whether deciding needs a namespace's labels: a namespaceSelector rule, or a namespaceLabel anywhere.
+  bool needs_namespace_labels() const;
 };
+
+// The policy a workload in one namespace gets: the first tenant rule that matches, or the global policy.
+struct TenantChoice {
+  const Policy* policy = nullptr;   // null when exempt
+  const TenantRule* rule = nullptr; // null: the global policy
+  bool exempt() const { return rule != nullptr && rule->exempt; }
+  std::string tenant() const { return rule == nullptr ? std::string() : rule->name; }
+};
+
+// The namespace's labels, when known. Unknown labels (null): rules are tried in order while a rule can be
+// decided by the name alone; at the first that needs labels, the global policy applies.
+TenantChoice choose_tenant(const Policy& policy, const std::string& namespace_name,
+                           const std::map<std::string, std::string>* labels);
+
+// Whether `glob` ('*' for any run of characters, nothing else special) matches `text`.
+bool glob_matches(std::string_view glob, std::string_view text);
 
 // Reads a policy document strictly: an unknown field, a bad label key or value, an unknown placeholder
 // or a regular expression that does not compile is an InputError naming the field.

@@ -67,6 +67,7 @@ Webhook::Webhook(WebhookConfig config)
                elapsed.count());
   to_prepare_ = state->catalog.definitions();
   local_groups_ = local_groups(*state);
+  attach_namespaces(*state);
   service_->update(std::move(state));
   if (config_.cluster) {
     ClusterSchemasOptions schema_options;
@@ -180,8 +181,24 @@ void Webhook::start_cluster_watch() {
   karta_watcher_->start();
 }
 
+void Webhook::attach_namespaces(AdmissionState& state) {
+  if (!config_.cluster) return;  // the labels are unknown: admission says so when the policy needs them
+  std::lock_guard lock(namespaces_mutex_);
+  if (!namespaces_ && state.policy.needs_namespace_labels()) {
+    namespaces_ = std::make_shared<ClusterNamespaces>(*config_.cluster, config_.watcher_options);
+    namespaces_->start();
+  }
+  state.namespaces = namespaces_;
+}
+
+std::shared_ptr<ClusterNamespaces> Webhook::cluster_namespaces() {
+  std::lock_guard lock(namespaces_mutex_);
+  return namespaces_;
+}
+
 Webhook::~Webhook() {
   if (karta_watcher_) karta_watcher_->stop();
+  if (auto namespaces = cluster_namespaces()) namespaces->stop();
   if (crd_watcher_) crd_watcher_->stop();
   {
     std::lock_guard lock(reload_mutex_);
@@ -284,6 +301,7 @@ void Webhook::reload(const char* source) {
     spdlog::info("reloaded {} definitions ({} from the cluster) and policy {}", state->catalog.size(),
                  state->cluster_kartas.size(), state->policy.source);
     auto definitions = state->catalog.definitions();
+    attach_namespaces(*state);
     service_->update(std::move(state));
     {
       std::lock_guard lock(reload_mutex_);

@@ -20,6 +20,7 @@
 #include "kube/watcher.h"
 #include "runtime/admission_state_loader.h"
 #include "runtime/cluster_schemas.h"
+#include "runtime/namespace_watch.h"
 #include "server/https_server.h"
 
 namespace karta {
@@ -56,6 +57,8 @@ class Webhook {
   bool ready() const;
   // Why ready() is false ("shutting down", ...), or "" when it is true.
   std::string not_ready_reason() const;
+  // The cluster's namespaces, once a policy has needed their labels (null before, or without a cluster).
+  std::shared_ptr<ClusterNamespaces> cluster_namespaces();
 
  private:
   void watch_for_changes();
@@ -66,6 +69,9 @@ class Webhook {
   void prepare_admission_programs();
   void reload(const char* source);
   void start_cluster_watch();
+  // Starts the watch of the cluster's Namespaces the first time a policy needs their labels, and hands
+  // the state what it keeps.
+  void attach_namespaces(AdmissionState& state);
 
   WebhookConfig config_;
   std::shared_ptr<AdmissionService> service_;
@@ -93,6 +99,8 @@ class Webhook {
   bool kartas_listed_ = false, crds_listed_ = false;
   std::atomic<bool> cluster_loaded_{false};
   std::unique_ptr<kube::ResourceWatcher> karta_watcher_, crd_watcher_;
+  std::mutex namespaces_mutex_;
+  std::shared_ptr<ClusterNamespaces> namespaces_;  // guarded by namespaces_mutex_; null until needed
 };
 
 }  // namespace karta

@@ -158,16 +158,23 @@ TEST_CASE("a Volcano Job whose tasks have 2 and 4 replicas is 6 pods; its queue 
      "value": {"labels": {"kai.scheduler/queue": "research", "platform.example.com/managed": "true"}}},
     {"op": "add", "path": "/spec/tasks/1/template/spec/schedulerName", "value": "kai-scheduler"},
     {"op": "add", "path": "/spec/tasks/1/template/spec/tolerations", "value": [)" + toleration.dump() + R"(]},
-    {"op": "add", "path": "/spec/queue", "value": "research"},
-    {"op": "add", "path": "/metadata/annotations", "value": {"kai.scheduler/batch-min-member": "4"}}
+    {"op": "add", "path": "/spec/queue", "value": "research"}
   ])"));
+  // No gang annotation: KAI Scheduler reads it on a batch Job and a JobSet only (gang.kinds' default).
+
+  // A policy that names the Volcano Job in gang.kinds gets its gang size: minAvailable (4, its 4 pods).
+  auto policy = test::policy_from_yaml(std::string(kPolicy) + "  kinds: [batch.volcano.sh/Job]\n");
+  const auto* volcano = test::builtin_catalog().find(karta::request_for_object(published).kind);
+  REQUIRE(volcano != nullptr);
+  CHECK(karta::mutate_workload(published, *volcano, policy).patch.value().back() ==
+        json::parse(R"({"op": "add", "path": "/metadata/annotations", "value": {"kai.scheduler/batch-min-member": "4"}})"));
 
   // A queue the object names is replaced by the resolved one, and a smaller minAvailable is the gang size.
   json named = published;
   named["spec"]["queue"] = "default";
   named["spec"]["minAvailable"] = 1;
   named["metadata"]["labels"] = {{"kai.scheduler/queue", "team-a"}};
-  const json patch = mutate_patch(named);
+  const json patch = karta::mutate_workload(named, *volcano, policy).patch.value();
   const json patched = test::kubectl_apply(named, patch);
   CHECK(patched["spec"]["queue"] == "team-a");
   CHECK(patched["metadata"]["labels"]["kai.scheduler/queue"] == "team-a");

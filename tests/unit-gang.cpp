@@ -17,7 +17,14 @@ namespace test = karta::test;
 namespace {
 
 const karta::Policy& gang_policy() {
-  static const karta::Policy policy = test::policy_from_yaml("gang: {minMemberAnnotation: kai.scheduler/batch-min-member}");
+  // The figure of every kind with gangScheduling that this file checks: each is named in gang.kinds (by
+  // default only a batch Job and a JobSet get the annotation; unit-tenants.cpp checks which kinds do).
+  static const karta::Policy policy = test::policy_from_yaml(R"(
+gang:
+  minMemberAnnotation: kai.scheduler/batch-min-member
+  kinds: [example.com/Trainer, jobset.x-k8s.io/JobSet, leaderworkerset.x-k8s.io/LeaderWorkerSet, kubeflow.org/PyTorchJob,
+          kubeflow.org/MPIJob, ray.io/RayCluster, ray.io/RayJob, grove.io/PodCliqueSet, nvidia.com/DynamoGraphDeployment]
+)");
   return policy;
 }
 

@@ -64,7 +64,7 @@ TEST_CASE("The namespace enforces the restricted pod security profile") {
   CHECK(scalar(ns["metadata"]["labels"]["pod-security.kubernetes.io/enforce"], "enforce label") == "restricted");
 }
 
-TEST_CASE("The cluster role only reads kartas, resourceinterfaces and CRDs") {
+TEST_CASE("The cluster role only reads kartas, resourceinterfaces, CRDs and namespaces") {
   const YAML::Node role = find(base(), "ClusterRole", app_name);
   std::set<std::tuple<std::string, std::string>> granted;
   for (const YAML::Node& rule : role["rules"]) {
@@ -79,6 +79,7 @@ TEST_CASE("The cluster role only reads kartas, resourceinterfaces and CRDs") {
                        {"run.ai", "kartas"},
                        {"optimization.nvidia.com", "resourceinterfaces"},
                        {"apiextensions.k8s.io", "customresourcedefinitions"},
+                       {"", "namespaces"},
                    });
 }
 

@@ -391,6 +391,13 @@ void FakeApiServer::add_to(const std::string& group, const std::string& plural, 
 void FakeApiServer::modify_in(const std::string& group, const std::string& plural, json object) {
   impl_->write(group, plural, "MODIFIED", std::move(object));
 }
+void FakeApiServer::change_object(const std::string& group, const std::string& plural, const std::string& type,
+                                  json object) {
+  if (type != "DELETED") return impl_->write(group, plural, type, std::move(object));
+  std::string name = object.at("metadata").at("name").get<std::string>();
+  std::string space = object["metadata"].value("namespace", "");
+  impl_->remove_from(group, plural, space.empty() ? name : space + "/" + name);
+}
 void FakeApiServer::remove_from(const std::string& group, const std::string& plural, const std::string& key) {
   impl_->remove_from(group, plural, key);
 }

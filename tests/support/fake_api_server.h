@@ -155,6 +155,8 @@ class FakeApiServer {
   void add_to(const std::string& group, const std::string& plural, json object);
   void modify_in(const std::string& group, const std::string& plural, json object);
   void remove_from(const std::string& group, const std::string& plural, const std::string& key);
+  // One of the three by `type`: "ADDED", "MODIFIED" or "DELETED" (of the object's key).
+  void change_object(const std::string& group, const std::string& plural, const std::string& type, json object);
   // Writes elsewhere in the cluster moved the resourceVersion to `version`; watches that asked for
   // bookmarks are told.
   void bookmark(int version);
