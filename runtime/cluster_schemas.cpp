@@ -93,7 +93,7 @@ std::optional<std::vector<std::shared_ptr<const CrdSchema>>> ClusterSchemas::get
     throw;
   }
   try {
-    return CrdSchemaSet::parse_crd(crd);
+    return CrdSchemaSet::parse_crd(crd, /*paths_only=*/true);
   } catch (const InputError& e) {
     throw std::runtime_error("CustomResourceDefinition " + kube::printable(name) +
                              " not usable for checking definitions: " + e.what());
@@ -138,6 +138,9 @@ std::vector<std::shared_ptr<const CrdSchema>> ClusterSchemas::refresh(const std:
       if (errors != nullptr) errors->push_back(std::move(error));
     }
   }
+  // The connection kept alive holds a read buffer as large as the largest CRD fetched (megabytes): a
+  // refresh is rare, so the next one opens a new connection rather than keep that.
+  if (!to_get.empty()) refresh_client_ = std::make_unique<kube::ApiClient>(refresh_client_->connection(), options_.client);
   std::vector<std::shared_ptr<const CrdSchema>> schemas;
   const auto now = std::chrono::steady_clock::now();
   std::lock_guard lock(held_mutex_);

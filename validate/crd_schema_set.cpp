@@ -5,6 +5,7 @@
 // hold the older one.
 
 #include <algorithm>
+#include <set>
 #include <system_error>
 #include <utility>
 #include <vector>
@@ -40,6 +41,36 @@ void strip_descriptions(json& node) {
   }
 }
 
+// The keywords validate/crd_schema*.cpp reads of a schema node; the rest (validations, formats, enums,
+// defaults, ...) are for the API server.
+void keep_path_keywords(json& node) {
+  if (!node.is_object()) return;
+  static const std::set<std::string> kRead = {"type",
+                                              "properties",
+                                              "items",
+                                              "additionalProperties",
+                                              "allOf",
+                                              "anyOf",
+                                              "oneOf",
+                                              "x-kubernetes-preserve-unknown-fields",
+                                              "x-kubernetes-int-or-string",
+                                              "x-kubernetes-embedded-resource"};
+  for (auto it = node.begin(); it != node.end();) {
+    if (kRead.count(it.key()) == 0) {
+      it = node.erase(it);
+      continue;
+    }
+    if (it.key() == "properties" && it->is_object()) {
+      for (auto& [name, child] : it->items()) keep_path_keywords(child);
+    } else if (it->is_array()) {
+      for (json& each : *it) keep_path_keywords(each);
+    } else {
+      keep_path_keywords(*it);
+    }
+    ++it;
+  }
+}
+
 }  // namespace
 
 void CrdSchemaSet::add_crd(const json& crd) {
@@ -51,7 +82,7 @@ void CrdSchemaSet::add(std::shared_ptr<const CrdSchema> schema) {
   schemas_[std::move(kind)] = std::move(schema);
 }
 
-std::vector<std::shared_ptr<const CrdSchema>> CrdSchemaSet::parse_crd(const json& crd) {
+std::vector<std::shared_ptr<const CrdSchema>> CrdSchemaSet::parse_crd(const json& crd, bool paths_only) {
   if (!crd.is_object() || crd.value("kind", json()) != "CustomResourceDefinition")
     throw InputError("not a CustomResourceDefinition");
   std::string name = "(unnamed)";
@@ -89,7 +120,11 @@ std::vector<std::shared_ptr<const CrdSchema>> CrdSchemaSet::parse_crd(const json
   std::vector<std::shared_ptr<const CrdSchema>> parsed;
   for (auto& [version, schema] : served) {
     GroupVersionKind gvk{group.get<std::string>(), version, kind};
-    strip_descriptions(schema);
+    if (paths_only) {
+      keep_path_keywords(schema);
+    } else {
+      strip_descriptions(schema);
+    }
     parsed.push_back(
         std::make_shared<const CrdSchema>(CrdSchema{gvk, plural, schema.is_object() ? std::move(schema) : json()}));
   }

@@ -37,7 +37,11 @@ class CrdSchemaSet {
   // The entries of one CustomResourceDefinition, one per served version, without adding them: a schema
   // parsed once is shared by every set that holds it (the old and the new served state of a reload).
   // Throws as add_crd().
-  static std::vector<std::shared_ptr<const CrdSchema>> parse_crd(const json& crd_document);
+  // With `paths_only`, each schema keeps only the keywords the checks of a definition's paths read
+  // (validate/crd_schema.h: type, properties, items, additionalProperties, allOf/anyOf/oneOf and the
+  // x-kubernetes- flags of embedded resources, int-or-string and preserved fields): what `serve` holds of
+  // the cluster's CRDs. Without it (files, `validate`, `audit`) the schema is whole but its descriptions.
+  static std::vector<std::shared_ptr<const CrdSchema>> parse_crd(const json& crd_document, bool paths_only = false);
   // Adds (or replaces, for the same group, version and kind) one entry.
   void add(std::shared_ptr<const CrdSchema> schema);
 
