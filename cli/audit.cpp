@@ -13,6 +13,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/cluster_namespaces.h"
 #include "cli/inspect.h"
 #include "generate/coverage.h"
 #include "json/documents.h"
@@ -458,21 +459,12 @@ AuditReport AuditCommand::audit_connected_cluster(const AdmissionState& state, s
   // The namespaces' labels, when the policy's tenant rules or namespaceLabel read them, as serve watches them.
   std::optional<AdmissionState> with_namespaces;
   if (state.policy.needs_namespace_labels() && !state.namespaces) {
-    try {
-      std::vector<json> namespaces;
-      kube::list_all(client, "/api/v1/namespaces", {.label_selector = "", .page_size = page_size_}, [&](kube::ListPage& page) {
-        for (json& item : page.items) {
-          item["apiVersion"] = "v1";  // the API server leaves both out of a built-in kind's list items
-          item["kind"] = "Namespace";
-          namespaces.push_back(std::move(item));
-        }
-      });
-      with_namespaces = state;
-      with_namespaces->namespaces =
-          std::make_shared<NamespaceFile>(NamespaceFile::from_objects(namespaces, "the cluster's namespaces"));
-    } catch (const std::exception& e) {
+    NamespacesRead namespaces = read_cluster_namespaces(client, "", page_size_);
+    with_namespaces = state;
+    with_namespaces->namespaces = namespaces.labels;
+    if (!namespaces.error.empty()) {
       err << "karta-webhook audit: namespaces not listed, tenant rules decided without their labels: "
-          << terminal_text(e.what()) << "\n";
+          << terminal_text(namespaces.error) << "\n";
     }
   }
   AuditReport report = audit_cluster(client, with_namespaces ? *with_namespaces : state, options);

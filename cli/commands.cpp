@@ -30,7 +30,7 @@ namespace {
 struct CommonOptions {
   std::vector<std::string> definitions;
   std::string policy;
-  std::string namespaces;  // --namespaces FILE: the labels of namespaces, for tenant rules (offline commands)
+  std::string namespaces;  // --namespaces FILE: the labels of namespaces, for tenant rules (live commands: else the cluster's)
   std::string log_format = "json";
   std::string log_level = "info";
 };
@@ -44,7 +44,8 @@ void add_common_options(CLI::App& command, CommonOptions& options) {
   command.add_option("--policy", options.policy, "Policy file: what to inject (see README)")->check(CLI::ExistingFile);
 }
 
-// The offline commands' namespaces, whose labels tenant rules and scheduling.queue.namespaceLabel read.
+// The namespaces whose labels tenant rules and scheduling.queue.namespaceLabel read: the offline commands
+// know no others; the live ones (audit, inspect KIND/NAME, list) read the cluster's when none are given.
 void add_namespaces_option(CLI::App& command, CommonOptions& options) {
   command.add_option("--namespaces", options.namespaces,
                      "Namespaces whose labels the policy's tenant rules read: a YAML stream of Namespace objects, "
@@ -313,6 +314,7 @@ int run_command_line(int argc, char** argv, std::ostream& out, std::ostream& err
   add_namespaces_option(*inspect_command, common);
   LiveCommands live(app, *inspect_command);
   add_common_options(live.list(), common);
+  add_namespaces_option(live.list(), common);
 
   std::string suspend_manifest, resume_manifest;
   auto* suspend_command = add_suspend_command(app, "suspend", suspend_manifest, common);
@@ -345,7 +347,7 @@ int run_command_line(int argc, char** argv, std::ostream& out, std::ostream& err
       }
       return serve(common, std::move(config));
     }
-    if (auto code = live.run(common.definitions, common.policy, inspect_output, !inspect_manifest.empty(), out, err)) return *code;
+    if (auto code = live.run(common.definitions, common.policy, common.namespaces, inspect_output, !inspect_manifest.empty(), out, err)) return *code;
     if (*mutate_command) {
       if (!print_policy_namespace.empty()) return print_policy(common, print_policy_namespace, out);
       if (manifest.empty()) throw InputError("mutate: -f MANIFEST or --print-policy NAMESPACE is needed");

@@ -6,6 +6,7 @@
 #include <set>
 #include <tuple>
 
+#include "cli/cluster_namespaces.h"
 #include "cli/live_inspect_internal.h"
 #include "definitions/pod_attribution.h"
 #include "definitions/workload.h"
@@ -68,6 +69,8 @@ struct Cluster {
   std::shared_ptr<AdmissionState> state;
   std::vector<std::string> notes;
   std::string namespace_name;
+  std::size_t page_size = 0;
+  std::map<std::string, TenantDecision> tenants;  // by namespace
   // The object whose owner chain owner_walk() is climbing ("Pod \"p\" in namespace ns"), for its notes.
   std::string climbing;
 
@@ -95,9 +98,36 @@ struct Cluster {
     AdmissionStateLoader loader(std::vector<std::filesystem::path>(options.definitions.begin(), options.definitions.end()),
                                 options.policy, 1);
     state = loader.load(sources, &notes);
+    if (!options.namespaces.empty()) {
+      state->namespaces = std::make_shared<NamespaceFile>(NamespaceFile::load(options.namespaces));
+    }
+    page_size = options.page_size;
   }
 
-  const std::vector<std::string>& gpu_names() const { return state->policy.gpu.resource_names; }
+  // The tenant of a workload in `namespace_name`, decided as serve decides it. The labels its rules read
+  // come from --namespaces, else from the cluster: the one namespace, or every one ("", list -A), read
+  // once. Labels that cannot be learnt are named in a note, once per namespace.
+  const TenantDecision& tenant(const std::string& namespace_name, bool all_namespaces) {
+    if (auto known = tenants.find(namespace_name); known != tenants.end()) return known->second;
+    if (!state->namespaces && state->policy.needs_namespace_labels()) {
+      state->namespaces = read_cluster_namespaces(client, all_namespaces ? "" : namespace_name, page_size).labels;
+    }
+    const TenantDecision& decision = tenants.emplace(namespace_name, decide_tenant(*state, namespace_name)).first->second;
+    if (!decision.unknown_labels_warning.empty()) notes.push_back(decision.unknown_labels_warning);
+    return decision;
+  }
+
+  // The GPU resources counted in a namespace: its tenant's, else the global policy's.
+  const std::vector<std::string>& gpu_names(const TenantDecision& decision) const {
+    return (decision.choice.policy != nullptr ? *decision.choice.policy : state->policy).gpu.resource_names;
+  }
+
+  // The tenant as the views name it, when the policy has tenant rules: the rule's name, or null for the
+  // global policy. Nothing without tenant rules, so that a view reads as it always has.
+  std::optional<json> tenant_field(const TenantDecision& decision) const {
+    if (state->policy.tenants.empty()) return std::nullopt;
+    return decision.choice.rule == nullptr ? json(nullptr) : json(decision.choice.tenant());
+  }
 
   bool covered(const GroupVersionKind& kind) const {
     for (const auto& definition : state->catalog.definitions()) {
@@ -247,7 +277,12 @@ int inspect_live(const LiveOptions& options, std::ostream& out, std::ostream& er
     cluster.climb_from(pod);
     if (walk.owned_by(pod, uid)) owned.push_back(std::move(pod));
   }
-  json view = describe_live_workload(object, *definition, origin_of(definition->definition()), owned, cluster.gpu_names());
+  const TenantDecision& tenant = cluster.tenant(ns, false);
+  json view = describe_live_workload(object, *definition, origin_of(definition->definition()), owned, cluster.gpu_names(tenant));
+  if (auto field = cluster.tenant_field(tenant)) {
+    view["tenant"] = std::move(*field);
+    view["exempt"] = tenant.choice.exempt();
+  }
   if (options.output == "json") {
     out << view.dump(2) << "\n";
   } else {
@@ -307,7 +342,8 @@ int list_live(const LiveOptions& options, std::ostream& out, std::ostream& err) 
         continue;
       }
       DefinitionEvaluation evaluation(*definition, document->root());
-      WorkloadAnalysis analysis = analyze_workload(evaluation, cluster.gpu_names());
+      const TenantDecision& tenant = cluster.tenant(metadata_string(object, "namespace"), options.all_namespaces);
+      WorkloadAnalysis analysis = analyze_workload(evaluation, cluster.gpu_names(tenant));
       json components = json::array();
       for (const auto& t : analysis.layout.templates) components.push_back({{"name", t.instance}, {"replicas", t.replicas}});
       items.push_back({{"namespace", metadata_string(object, "namespace")}, {"name", metadata_string(object, "name")}, {"kind", kind.kind},
@@ -315,6 +351,7 @@ int list_live(const LiveOptions& options, std::ostream& out, std::ostream& err) 
                        {"components", components}, {"gpus", analysis.total_gpus},
                        {"createdAt", metadata_string(object, "creationTimestamp")},
                        {"definition", definition->definition().name}, {"origin", origin_of(definition->definition())}});
+      if (auto field = cluster.tenant_field(tenant)) items.back()["tenant"] = std::move(*field);
     }
   }
   std::stable_sort(items.begin(), items.end(), [](const json& a, const json& b) {
@@ -331,7 +368,10 @@ int list_live(const LiveOptions& options, std::ostream& out, std::ostream& err) 
     err << (options.all_namespaces ? "No workloads found in any namespace.\n"
                                    : "No workloads found in namespace " + terminal_text(ns) + ".\n");
   } else {
+    // With tenant rules, the tenant of each row after its namespace ("-": the global policy).
+    const bool tenants = !cluster.state->policy.tenants.empty();
     std::vector<std::vector<std::string>> rows{{"NAMESPACE", "NAME", "KIND", "PHASE", "COMPONENTS", "GPU", "AGE"}};
+    if (tenants) rows[0].insert(rows[0].begin() + 1, "TENANT");
     for (const auto& raw_item : items) {
       const json item = terminal_strings(raw_item);  // names and phases are the cluster's text
       std::string components;
@@ -342,6 +382,7 @@ int list_live(const LiveOptions& options, std::ostream& out, std::ostream& err) 
       rows.push_back({item["namespace"].get<std::string>(), item["name"].get<std::string>(),
                       item["kind"].get<std::string>(), item["phase"].get<std::string>(), components,
                       format_count(item["gpus"].get<double>()), age_of(item["createdAt"].get<std::string>(), options.now)});
+      if (tenants) rows.back().insert(rows.back().begin() + 1, item["tenant"].is_null() ? "-" : item["tenant"].get<std::string>());
     }
     out << align(rows);
   }
@@ -386,7 +427,7 @@ LiveCommands::LiveCommands(CLI::App& app, CLI::App& inspect) : inspect_(&inspect
 }
 
 std::optional<int> LiveCommands::run(const std::vector<std::string>& definitions, const std::string& policy,
-                                     const std::string& output, bool inspect_file_given, std::ostream& out,
+                                     const std::string& namespaces, const std::string& output, bool inspect_file_given, std::ostream& out,
                                      std::ostream& err) {
   LiveOptions* options = nullptr;
   if (*list_) options = &list_options_;
@@ -402,6 +443,7 @@ std::optional<int> LiveCommands::run(const std::vector<std::string>& definitions
   if (options == nullptr) return std::nullopt;
   options->definitions = definitions;
   options->policy = policy;
+  options->namespaces = namespaces;
   options->now = std::chrono::system_clock::now();
   try {
     return options == &list_options_ ? list_live(*options, out, err) : inspect_live(*options, out, err);

@@ -45,7 +45,8 @@ struct LiveOptions {
   std::string context;         // "": the kubeconfig's current-context
   bool in_cluster = false;
   std::vector<std::string> definitions;  // directories over the built-in catalog
-  std::string policy;                    // its gpu.resourceNames count as GPUs
+  std::string policy;                    // its gpu.resourceNames count as GPUs (the tenant's, with tenant rules)
+  std::string namespaces;                // "": the labels tenant rules read are the cluster's; else this file's
   std::string output = "text";           // text or json
   std::size_t page_size = 100;           // LIST pages (--chunk-size, as kubectl's; kube::kListPageSize)
   std::chrono::system_clock::time_point now = std::chrono::system_clock::now();
@@ -64,7 +65,8 @@ class LiveCommands {
   // After parsing: the exit code when a live command ran, nullopt when the file-based inspect (-f) or
   // another command is to run.
   std::optional<int> run(const std::vector<std::string>& definitions, const std::string& policy,
-                         const std::string& output, bool inspect_file_given, std::ostream& out, std::ostream& err);
+                         const std::string& namespaces, const std::string& output, bool inspect_file_given,
+                         std::ostream& out, std::ostream& err);
 
  private:
   CLI::App* inspect_;

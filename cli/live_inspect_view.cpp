@@ -335,7 +335,12 @@ std::string render_live_workload(const json& raw_view, std::chrono::system_clock
   std::ostringstream out;
   std::string namespace_name = view["namespace"].get<std::string>();
   out << view["kind"].get<std::string>() << "/" << view["name"].get<std::string>() << "   namespace: "
-      << (namespace_name.empty() ? "<none>" : namespace_name) << "   definition: " << view["definition"].get<std::string>()
+      << (namespace_name.empty() ? "<none>" : namespace_name);
+  if (view.contains("tenant")) {  // with tenant rules: the one whose policy applies here
+    out << "   tenant: " << (view["tenant"].is_null() ? std::string("(global policy)") : view["tenant"].get<std::string>())
+        << (view.value("exempt", false) ? " (exempt)" : "");
+  }
+  out << "   definition: " << view["definition"].get<std::string>()
       << " (" << view["origin"].get<std::string>() << ")   age: " << age_of(view["createdAt"].get<std::string>(), now)
       << "\n";
   if (!view["components"].empty()) {
