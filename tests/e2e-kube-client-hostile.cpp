@@ -82,9 +82,7 @@ std::string load_error(const fs::path& kubeconfig) {
   return "(loaded)";
 }
 
-// JSON nested `depth` arrays deep: [[[...]]].
-std::string nested_arrays(std::size_t depth) { return std::string(depth, '[') + std::string(depth, ']'); }
-
+// A value nested `depth` arrays deep: [[[...]]].
 json nested_value(std::size_t depth) {
   json value = json::array();
   for (std::size_t i = 1; i < depth; ++i) value = json::array({std::move(value)});
@@ -364,14 +362,27 @@ TEST_CASE("list -A lists the other workloads and names the one nested deeper tha
 
 // F6 ---------------------------------------------------------------------------------------------------
 
+// A schema of arrays of arrays, `depth` levels deep: {"type":"array","items":{...{"type":"string"}...}}.
+std::string nested_array_schemas(std::size_t depth) {
+  std::string text;
+  for (std::size_t i = 0; i < depth; ++i) text += R"({"type":"array","items":)";
+  return text + R"({"type":"string"})" + std::string(depth, '}');
+}
+
 TEST_CASE("generate NAME on a CRD the server nests 60,000 levels deep is a clear error, not a crash") {
   Loopback loopback;
   loopback.server.serve(test::crd_resource());
+  // A well-formed CRD, whose schema nests 60,000 levels under spec.properties.x: 0734fa8 parsed it whole
+  // and died of SIGSEGV (exit 139) walking it.
   const std::string path = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/deep.example.com";
   loopback.server.answer_raw(path, 200,
                              R"({"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition",)"
-                             R"("metadata":{"name":"deep.example.com"},"spec":{"x":)" +
-                                 nested_arrays(60'000) + "}}");
+                             R"("metadata":{"name":"deep.example.com"},"spec":{"group":"example.com",)"
+                             R"("names":{"kind":"Deep","plural":"deep","singular":"deep","listKind":"DeepList"},)"
+                             R"("scope":"Namespaced","versions":[{"name":"v1","served":true,"storage":true,)"
+                             R"("schema":{"openAPIV3Schema":{"type":"object","properties":{"spec":{"type":"object",)"
+                             R"("properties":{"x":)" +
+                                 nested_array_schemas(60'000) + "}}}}}}]}}");
   test::write_text(loopback.dir.path / "config", loopback.server.kubeconfig("research"));
   int code = 0;
   // A process of its own: on the unbounded parse it died of SIGSEGV.
