@@ -247,7 +247,6 @@ int inspect_live(const LiveOptions& options, std::ostream& out, std::ostream& er
   }
   const std::string what = resource->group_resource() + " \"" + name + "\"";
   json object;
-  std::vector<json> pods;
   try {
     object = cluster.client.get(resource->object_path(ns, name));
   } catch (const kube::ApiError& e) {
@@ -255,13 +254,20 @@ int inspect_live(const LiveOptions& options, std::ostream& out, std::ostream& er
     err << "karta-webhook: " << terminal_text(api_failure("get", what, where(*resource, ns), e)) << "\n";
     return 1;
   }
+  // The namespace's pods, page by page: each is kept only when its owner chain reaches the workload, so
+  // what the command holds is a page and the workload's pods, however many pods the namespace has.
+  OwnerWalk walk = cluster.owner_walk();
+  const std::string uid = metadata_string(object, "uid");
+  std::vector<json> owned;
   try {
     std::set<std::string> seen;
     for (const auto& selector : pod_label_selectors(*definition)) {
       kube::ListOptions list_options{selector, options.page_size};
       kube::list_all(cluster.client, kube::resource_path("", "v1", "pods", ns), list_options, [&](kube::ListPage& page) {
         for (auto& pod : page.items) {
-          if (seen.insert(metadata_string(pod, "name")).second) pods.push_back(std::move(pod));
+          if (!seen.insert(metadata_string(pod, "name")).second) continue;
+          cluster.climb_from(pod);
+          if (walk.owned_by(pod, uid)) owned.push_back(std::move(pod));
         }
       });
     }
@@ -269,13 +275,6 @@ int inspect_live(const LiveOptions& options, std::ostream& out, std::ostream& er
     print_notes(cluster.notes, err);
     err << "karta-webhook: " << terminal_text(api_failure("list", "pods", " in namespace " + ns, e)) << "\n";
     return 1;
-  }
-  OwnerWalk walk = cluster.owner_walk();
-  const std::string uid = metadata_string(object, "uid");
-  std::vector<json> owned;
-  for (auto& pod : pods) {
-    cluster.climb_from(pod);
-    if (walk.owned_by(pod, uid)) owned.push_back(std::move(pod));
   }
   const TenantDecision& tenant = cluster.tenant(ns, false);
   json view = describe_live_workload(object, *definition, origin_of(definition->definition()), owned, cluster.gpu_names(tenant));
@@ -300,6 +299,38 @@ int list_live(const LiveOptions& options, std::ostream& out, std::ostream& err) 
   json items = json::array();
   json unchecked = json::array();  // objects too deep to read: each named, the others listed
   std::vector<GroupVersionKind> unserved;  // a cluster serves a few of the catalog's kinds: one note for the rest
+  // One listed object: its row, unless it is part of a workload listed on its own row (a Job of a JobSet,
+  // a Pod of a Deployment) or too deep to read (then named as unchecked).
+  auto add_row = [&](const CompiledDefinition& definition, const json& object) {
+    const GroupVersionKind& kind = definition.root_kind();
+    cluster.climb_from(object);
+    if (walk.nested(object, covered)) return;
+    std::optional<JsonDocument> document;
+    try {
+      document.emplace(JsonDocument::from(object));
+    } catch (const JsonParseError& e) {
+      if (!e.too_deep()) throw;
+      const std::string name = metadata_string(object, "namespace").empty()
+                                   ? metadata_string(object, "name")
+                                   : metadata_string(object, "namespace") + "/" + metadata_string(object, "name");
+      std::string why = std::string("not checked: the object is ") + e.what() + ", deeper than the webhook reads an object";
+      cluster.notes.push_back(kind.kind + " " + name + " (" + kind.api_version() + ") " + why);
+      unchecked.push_back({{"namespace", metadata_string(object, "namespace")}, {"name", metadata_string(object, "name")},
+                           {"kind", kind.kind}, {"apiVersion", kind.api_version()}, {"why", why}});
+      return;
+    }
+    DefinitionEvaluation evaluation(definition, document->root());
+    const TenantDecision& tenant = cluster.tenant(metadata_string(object, "namespace"), options.all_namespaces);
+    WorkloadAnalysis analysis = analyze_workload(evaluation, cluster.gpu_names(tenant));
+    json components = json::array();
+    for (const auto& t : analysis.layout.templates) components.push_back({{"name", t.instance}, {"replicas", t.replicas}});
+    items.push_back({{"namespace", metadata_string(object, "namespace")}, {"name", metadata_string(object, "name")}, {"kind", kind.kind},
+                     {"apiVersion", kind.api_version()}, {"phase", workload_phase(evaluation)},
+                     {"components", components}, {"gpus", analysis.total_gpus},
+                     {"createdAt", metadata_string(object, "creationTimestamp")},
+                     {"definition", definition.definition().name}, {"origin", origin_of(definition.definition())}});
+    if (auto field = cluster.tenant_field(tenant)) items.back()["tenant"] = std::move(*field);
+  };
   for (const auto& definition : cluster.state->catalog.definitions()) {
     const GroupVersionKind& kind = definition->root_kind();
     std::optional<kube::ApiResource> resource;
@@ -314,44 +345,17 @@ int list_live(const LiveOptions& options, std::ostream& out, std::ostream& err) 
       unserved.push_back(kind);
       continue;
     }
-    std::vector<json> objects;
+    // Each page as it comes: what the command holds of the cluster is a page and the rows, whatever the
+    // collection's size.
+    std::size_t listed = 0;
     try {
       kube::list_all(cluster.client, resource->collection_path(ns), {"", options.page_size}, [&](kube::ListPage& page) {
-        for (auto& item : page.items) objects.push_back(std::move(item));
+        for (const auto& object : page.items) add_row(*definition, object);
+        listed = page.items_so_far;
       });
     } catch (const kube::ApiError& e) {
-      cluster.notes.push_back(api_failure("list", resource->group_resource(), where(*resource, ns), e) + ": skipped");
-      continue;
-    }
-    for (const auto& object : objects) {
-      // A Job of a JobSet, a Pod of a Deployment: part of a workload listed on its own row.
-      cluster.climb_from(object);
-      if (walk.nested(object, covered)) continue;
-      std::optional<JsonDocument> document;
-      try {
-        document.emplace(JsonDocument::from(object));
-      } catch (const JsonParseError& e) {
-        if (!e.too_deep()) throw;
-        const std::string name = metadata_string(object, "namespace").empty()
-                                     ? metadata_string(object, "name")
-                                     : metadata_string(object, "namespace") + "/" + metadata_string(object, "name");
-        std::string why = std::string("not checked: the object is ") + e.what() + ", deeper than the webhook reads an object";
-        cluster.notes.push_back(kind.kind + " " + name + " (" + kind.api_version() + ") " + why);
-        unchecked.push_back({{"namespace", metadata_string(object, "namespace")}, {"name", metadata_string(object, "name")},
-                             {"kind", kind.kind}, {"apiVersion", kind.api_version()}, {"why", why}});
-        continue;
-      }
-      DefinitionEvaluation evaluation(*definition, document->root());
-      const TenantDecision& tenant = cluster.tenant(metadata_string(object, "namespace"), options.all_namespaces);
-      WorkloadAnalysis analysis = analyze_workload(evaluation, cluster.gpu_names(tenant));
-      json components = json::array();
-      for (const auto& t : analysis.layout.templates) components.push_back({{"name", t.instance}, {"replicas", t.replicas}});
-      items.push_back({{"namespace", metadata_string(object, "namespace")}, {"name", metadata_string(object, "name")}, {"kind", kind.kind},
-                       {"apiVersion", kind.api_version()}, {"phase", workload_phase(evaluation)},
-                       {"components", components}, {"gpus", analysis.total_gpus},
-                       {"createdAt", metadata_string(object, "creationTimestamp")},
-                       {"definition", definition->definition().name}, {"origin", origin_of(definition->definition())}});
-      if (auto field = cluster.tenant_field(tenant)) items.back()["tenant"] = std::move(*field);
+      cluster.notes.push_back(api_failure("list", resource->group_resource(), where(*resource, ns), e) +
+                              (listed == 0 ? ": skipped" : ": the rest skipped, after " + std::to_string(listed) + " listed"));
     }
   }
   std::stable_sort(items.begin(), items.end(), [](const json& a, const json& b) {
