@@ -109,7 +109,8 @@ struct Cluster {
   // once. Labels that cannot be learnt are named in a note, once per namespace.
   const TenantDecision& tenant(const std::string& namespace_name, bool all_namespaces) {
     if (auto known = tenants.find(namespace_name); known != tenants.end()) return known->second;
-    if (!state->namespaces && state->policy.needs_namespace_labels()) {
+    // A cluster-scoped object has no namespace to read labels of.
+    if (!state->namespaces && state->policy.needs_namespace_labels() && !namespace_name.empty()) {
       state->namespaces = read_cluster_namespaces(client, all_namespaces ? "" : namespace_name, page_size).labels;
     }
     const TenantDecision& decision = tenants.emplace(namespace_name, decide_tenant(*state, namespace_name)).first->second;
@@ -179,14 +180,15 @@ std::vector<std::string> pod_label_selectors(const CompiledDefinition& definitio
 }
 
 // One note for every kind with a definition that the cluster does not serve: most clusters run a few
-// of the catalog's frameworks, and a line per kind buried the table. A kind name that two versions
-// share (MPIJob) is told apart by its apiVersion. Sorted by kind, so a reader finds a name.
-std::string unserved_kinds_note(std::vector<GroupVersionKind> kinds) {
+// of the catalog's frameworks, and a line per kind buried the table. A kind name that two definitions
+// share (MPIJob's two versions; Volcano's Job and batch Job) is told apart by its apiVersion, whether or
+// not the other is served: a bare "Job" would read as batch's. Sorted by kind, so a reader finds a name.
+std::string unserved_kinds_note(std::vector<GroupVersionKind> kinds, const Catalog& catalog) {
   std::sort(kinds.begin(), kinds.end(), [](const GroupVersionKind& a, const GroupVersionKind& b) {
     return std::tie(a.kind, a.group, a.version) < std::tie(b.kind, b.group, b.version);
   });
   std::map<std::string, int> uses;
-  for (const auto& kind : kinds) ++uses[kind.kind];
+  for (const auto& definition : catalog.definitions()) ++uses[definition->root_kind().kind];
   std::string names;
   for (const auto& kind : kinds) {
     names += (names.empty() ? "" : ", ") + kind.kind + (uses[kind.kind] > 1 ? " (" + kind.api_version() + ")" : "");
@@ -395,7 +397,7 @@ int list_live(const LiveOptions& options, std::ostream& out, std::ostream& err) 
       cluster.notes.push_back(kind.kind + " (" + kind.api_version() + ") is not served by the cluster: skipped");
     }
   } else if (!unserved.empty()) {
-    cluster.notes.push_back(unserved_kinds_note(unserved));
+    cluster.notes.push_back(unserved_kinds_note(unserved, cluster.state->catalog));
   }
   if (!unchecked.empty()) {
     cluster.notes.push_back("the list is incomplete: " + std::to_string(unchecked.size()) +

@@ -104,7 +104,7 @@ TOTAL       3          12    0     0
 std::string unserved_kind_notes() {
   return "note: 32 kinds with a definition are not served by the cluster, skipped (--show-unserved lists each): "
          "CronJob, DaemonSet, Deployment, DynamoGraphDeployment (nvidia.com/v1alpha1), "
-         "DynamoGraphDeployment (nvidia.com/v1beta1), InferenceService, JAXJob, Job, "
+         "DynamoGraphDeployment (nvidia.com/v1beta1), InferenceService, JAXJob, Job (batch.volcano.sh/v1alpha1), "
          "LLMInferenceService (serving.kserve.io/v1alpha1), LLMInferenceService (serving.kserve.io/v1alpha2), "
          "LeaderWorkerSet, MPIJob (kubeflow.org/v1), MPIJob (kubeflow.org/v2beta1), Milvus, NIMCache, NIMService, "
          "Notebook, PaddleJob, PodCliqueSet, PyTorchJob, RayCluster, RayJob, RayService, ReplicaSet, Sandbox, Service, "

@@ -69,7 +69,7 @@ const std::string kTable =
     "NAMESPACE   NAME   KIND     PHASE     COMPONENTS             GPU   AGE\n"
     "research    demo   JobSet   Running   leader(1), worker(2)   12    20s\n";
 
-// The catalog's other kinds, in its order: a kind name two versions share is told apart by apiVersion.
+// The catalog's other kinds, in its order: a kind name two definitions share is told apart by apiVersion.
 const std::string kUnservedNote =
     "note: 34 kinds with a definition are not served by the cluster, skipped (--show-unserved lists each): "
     "CronJob, DaemonSet, Deployment, DynamoGraphDeployment (nvidia.com/v1alpha1), "
@@ -130,9 +130,9 @@ TEST_CASE("a served kind whose LIST is forbidden keeps its own line before the o
   CHECK(run.out == kTable);
   std::string unserved = kUnservedNote;
   unserved.replace(unserved.find("note: 34 kinds"), 14, "note: 33 kinds");
-  // Volcano's Job is then the only unserved kind named Job, so its apiVersion is no longer needed.
+  // batch Job is served, but Volcano's Job keeps its apiVersion: a bare "Job" would read as batch's.
   const std::string jobs_named = " Job (batch/v1), Job (batch.volcano.sh/v1alpha1),";
-  unserved.replace(unserved.find(jobs_named), jobs_named.size(), " Job,");
+  unserved.replace(unserved.find(jobs_named), jobs_named.size(), " Job (batch.volcano.sh/v1alpha1),");
   CHECK(run.err ==
         "note: not allowed to list jobs.batch in namespace research: jobs.batch is forbidden: User "
         "\"system:serviceaccount:karta-system:karta-webhook\" cannot list resource \"jobs\" in API group \"batch\" in "
