@@ -145,7 +145,7 @@ std::optional<AdmissionResult> skip_owned(const AdmissionRequest& request, const
 
 // The decision's tenant, and the warning (and log line) when the namespace's labels were needed and unknown.
 void note_tenant(AdmissionResult& result, const TenantDecision& decision) {
-  result.tenant = decision.choice.tenant();
+  result.tenant = decision.choice;
   if (decision.unknown_labels_warning.empty()) return;
   result.namespace_labels_unknown = true;
   result.decision.warnings.push_back(short_warning(decision.unknown_labels_warning));

@@ -68,7 +68,7 @@ struct AdmissionResult {
   // The catalog's key of the object's kind, once mutate or validate has looked it up (null: not looked
   // up, or not registered), so the metric does not look it up again.
   const std::string* kind_key = nullptr;
-  std::string tenant{};  // the tenant rule that applied ("" for the global policy), once decided
+  TenantChoice tenant{};  // the tenant rule that applied (none: the global policy), once decided
   // The policy needed the namespace's labels and they were unknown (counted in
   // karta_namespace_labels_unknown_total; the warning says so to the user).
   bool namespace_labels_unknown = false;

@@ -23,6 +23,7 @@
 #include "kube/json_fields.h"
 #include "kube/kube_connection.h"
 #include "kube/list_pages.h"
+#include "policy/tenant_rules.h"
 #include "runtime/cluster_schemas.h"
 #include "validate/crd_schema_set.h"
 
@@ -111,7 +112,7 @@ void AuditReport::add(const json& object, const std::string& source) {
                    {"name", name}};
   if (!source.empty()) workload["source"] = source;
   // With tenant rules, the one whose policy applied (null: the global policy).
-  if (!state_->policy.tenants.empty()) workload["tenant"] = mutated.tenant.empty() ? json(nullptr) : json(mutated.tenant);
+  if (auto field = mutated.tenant.json_field(state_->policy)) workload["tenant"] = std::move(*field);
   workload["violations"] = validated.violations;
   workload["patch"] = {{"operations", patch.size()}, {"set", patch.value()}};
   if (!validated.violations.empty()) {
@@ -356,7 +357,7 @@ std::string render_audit(const json& raw_report) {
     if (workload.contains("source")) out << "  " << workload["source"].get<std::string>();
     out << "\n";
     if (workload.contains("tenant")) {
-      out << "  tenant: " << (workload["tenant"].is_null() ? "(global policy)" : workload["tenant"].get<std::string>()) << "\n";
+      out << "  tenant: " << tenant_display_name(workload["tenant"]) << "\n";
     }
     for (const json& violation : workload["violations"]) {
       out << "  violation: " << violation.get<std::string>() << "\n";

@@ -104,7 +104,7 @@ int mutate_offline(const CommonOptions& common, const std::string& manifest, std
     }
     out << result.decision.patch_operations() << " patch operations\n";
     if (!state->policy.tenants.empty()) {
-      out << "# tenant: " << (result.tenant.empty() ? std::string("(global policy)") : terminal_text(result.tenant)) << "\n";
+      out << "# tenant: " << terminal_text(result.tenant.display_name()) << "\n";
     }
     for (const auto& note : result.notes) out << "# note: " << terminal_text(note) << "\n";
     out << result.decision.patch.value().dump(2) << "\n";
@@ -156,14 +156,12 @@ int inspect_offline(const CommonOptions& common, const std::string& manifest, co
     }
     // The GPUs counted are the resources the workload's tenant names.
     const TenantDecision tenant = decide_tenant(*state, request.namespace_name);
-    const Policy& policy = tenant.choice.policy != nullptr ? *tenant.choice.policy : state->policy;
-    json report = inspect_workload(document.value, *definition, policy.gpu.resource_names);
+    json report = inspect_workload(document.value, *definition, tenant.choice.settings(state->policy).gpu.resource_names);
     report["source"] = document.source;
-    if (!state->policy.tenants.empty()) {
-      report["tenant"] = tenant.choice.rule == nullptr ? json(nullptr) : json(tenant.choice.tenant());
+    if (auto field = tenant.choice.json_field(state->policy)) {
+      report["tenant"] = std::move(*field);
       if (output == "text") {
-        out << "# tenant: " << (tenant.choice.rule == nullptr ? std::string("(global policy)") : terminal_text(tenant.choice.tenant()))
-            << (tenant.choice.exempt() ? " (exempt)" : "") << "\n";
+        out << "# tenant: " << terminal_text(tenant.choice.display_name()) << (tenant.choice.exempt() ? " (exempt)" : "") << "\n";
       }
     }
     if (output == "text" && !tenant.unknown_labels_warning.empty()) {

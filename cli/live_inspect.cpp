@@ -120,14 +120,7 @@ struct Cluster {
 
   // The GPU resources counted in a namespace: its tenant's, else the global policy's.
   const std::vector<std::string>& gpu_names(const TenantDecision& decision) const {
-    return (decision.choice.policy != nullptr ? *decision.choice.policy : state->policy).gpu.resource_names;
-  }
-
-  // The tenant as the views name it, when the policy has tenant rules: the rule's name, or null for the
-  // global policy. Nothing without tenant rules, so that a view reads as it always has.
-  std::optional<json> tenant_field(const TenantDecision& decision) const {
-    if (state->policy.tenants.empty()) return std::nullopt;
-    return decision.choice.rule == nullptr ? json(nullptr) : json(decision.choice.tenant());
+    return decision.choice.settings(state->policy).gpu.resource_names;
   }
 
   bool covered(const GroupVersionKind& kind) const {
@@ -280,7 +273,7 @@ int inspect_live(const LiveOptions& options, std::ostream& out, std::ostream& er
   }
   const TenantDecision& tenant = cluster.tenant(ns, false);
   json view = describe_live_workload(object, *definition, origin_of(definition->definition()), owned, cluster.gpu_names(tenant));
-  if (auto field = cluster.tenant_field(tenant)) {
+  if (auto field = tenant.choice.json_field(cluster.state->policy)) {
     view["tenant"] = std::move(*field);
     view["exempt"] = tenant.choice.exempt();
   }
@@ -331,7 +324,7 @@ int list_live(const LiveOptions& options, std::ostream& out, std::ostream& err) 
                      {"components", components}, {"gpus", analysis.total_gpus},
                      {"createdAt", metadata_string(object, "creationTimestamp")},
                      {"definition", definition.definition().name}, {"origin", origin_of(definition.definition())}});
-    if (auto field = cluster.tenant_field(tenant)) items.back()["tenant"] = std::move(*field);
+    if (auto field = tenant.choice.json_field(cluster.state->policy)) items.back()["tenant"] = std::move(*field);
   };
   for (const auto& definition : cluster.state->catalog.definitions()) {
     const GroupVersionKind& kind = definition->root_kind();

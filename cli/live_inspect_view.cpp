@@ -24,6 +24,7 @@
 #include "json/json_document.h"
 #include "k8s/quantity.h"
 #include "k8s/resources.h"
+#include "policy/tenant_rules.h"
 #include "k8s/terminal_text.h"
 
 namespace karta {
@@ -337,7 +338,7 @@ std::string render_live_workload(const json& raw_view, std::chrono::system_clock
   out << view["kind"].get<std::string>() << "/" << view["name"].get<std::string>() << "   namespace: "
       << (namespace_name.empty() ? "<none>" : namespace_name);
   if (view.contains("tenant")) {  // with tenant rules: the one whose policy applies here
-    out << "   tenant: " << (view["tenant"].is_null() ? std::string("(global policy)") : view["tenant"].get<std::string>())
+    out << "   tenant: " << tenant_display_name(view["tenant"])
         << (view.value("exempt", false) ? " (exempt)" : "");
   }
   out << "   definition: " << view["definition"].get<std::string>()

@@ -13,6 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "policy/tenant_rules.h"
+
 namespace re2 {
 class RE2;  // policy/policy.cpp and validate/label_policy.cpp include <re2/re2.h>
 }  // namespace re2
@@ -100,36 +102,6 @@ struct DefinitionPolicy {
   DefinitionPolicyMode mode = DefinitionPolicyMode::Enforce;
 };
 
-// A namespaceSelector, as Kubernetes means one (metav1.LabelSelector): every matchLabels pair and every
-// expression must hold; an empty selector matches every namespace.
-struct NamespaceRequirement {
-  enum class Operator { In, NotIn, Exists, DoesNotExist };
-  std::string key;
-  Operator op = Operator::Exists;
-  std::vector<std::string> values;
-};
-
-struct NamespaceSelector {
-  std::map<std::string, std::string> match_labels;
-  std::vector<NamespaceRequirement> match_expressions;
-  bool empty() const { return match_labels.empty() && match_expressions.empty(); }
-  bool matches(const std::map<std::string, std::string>& labels) const;
-};
-
-struct Policy;
-
-// One entry of the policy's `tenants:`: which namespaces it matches, and the policy they get.
-struct TenantRule {
-  std::string name;
-  std::vector<std::string> namespaces;           // name globs ('*': any run of characters); empty: any name
-  std::optional<NamespaceSelector> selector;     // none: any labels
-  bool exempt = false;                           // nothing injected, nothing enforced
-  std::shared_ptr<const Policy> policy;          // the global policy with the rule's sections merged in
-  json document;                                 // that policy as a document (--print-policy)
-  bool matches_every_namespace() const;
-  bool matches_name(const std::string& namespace_name) const;
-};
-
 struct Policy {
   std::string source = "(none)";
   PodTemplatePolicy pod_templates;
@@ -145,22 +117,6 @@ struct Policy {
   // Whether deciding needs a namespace's labels: a namespaceSelector rule, or a namespaceLabel anywhere.
   bool needs_namespace_labels() const;
 };
-
-// The policy a workload in one namespace gets: the first tenant rule that matches, or the global policy.
-struct TenantChoice {
-  const Policy* policy = nullptr;   // null when exempt
-  const TenantRule* rule = nullptr; // null: the global policy
-  bool exempt() const { return rule != nullptr && rule->exempt; }
-  std::string tenant() const { return rule == nullptr ? std::string() : rule->name; }
-};
-
-// The namespace's labels, when known. Unknown labels (null): rules are tried in order while a rule can be
-// decided by the name alone; at the first that needs labels, the global policy applies.
-TenantChoice choose_tenant(const Policy& policy, const std::string& namespace_name,
-                           const std::map<std::string, std::string>* labels);
-
-// Whether `glob` ('*' for any run of characters, nothing else special) matches `text`.
-bool glob_matches(std::string_view glob, std::string_view text);
 
 // Reads a policy document strictly: an unknown field, a bad label key or value, an unknown placeholder
 // or a regular expression that does not compile is an InputError naming the field.

@@ -100,7 +100,7 @@ TEST_CASE("a JobSet in a namespace labelled runai/queue: research-q gets that qu
   auto state = state_with(kTenantPolicy);
   auto result = mutate(state, sample("jobset-1.yaml", "research"));
   CHECK(patch_of(result) == jobset_patch("research-q"));
-  CHECK(result.tenant == "");
+  CHECK(result.tenant.tenant() == "");
   CHECK(result.decision.warnings.empty());
   CHECK_FALSE(result.namespace_labels_unknown);
 }
@@ -109,12 +109,12 @@ TEST_CASE("a JobSet in a namespace a namespaceSelector rule matches gets the rul
   auto state = state_with(kTenantPolicy);
   auto result = mutate(state, sample("jobset-1.yaml", "serving"));
   CHECK(patch_of(result) == jobset_patch("production-q", {{"platform.example.com/tier", "production"}}));
-  CHECK(result.tenant == "production");
+  CHECK(result.tenant.tenant() == "production");
 
   SUBCASE("the namespace's own queue label wins over the tenant's default") {
     auto eu = mutate(state, sample("jobset-1.yaml", "serving-eu"));
     CHECK(patch_of(eu) == jobset_patch("eu-q", {{"platform.example.com/tier", "production"}}));
-    CHECK(eu.tenant == "production");
+    CHECK(eu.tenant.tenant() == "production");
   }
   SUBCASE("the tenant's label policy is the one enforced: the global one, merged in") {
     auto validated = karta::AdmissionService::validate(karta::request_for_object(sample("jobset-1.yaml", "serving")), state);
@@ -127,7 +127,7 @@ TEST_CASE("a JobSet in a namespace whose labels are unknown gets the global defa
   auto state = state_with(kTenantPolicy);
   auto result = mutate(state, sample("jobset-1.yaml", "elsewhere"));
   CHECK(patch_of(result) == jobset_patch("default-queue"));
-  CHECK(result.tenant == "");
+  CHECK(result.tenant.tenant() == "");
   CHECK(result.namespace_labels_unknown);
   CHECK(result.decision.warnings ==
         std::vector<std::string>{"namespace \"elsewhere\": labels unknown (not in namespaces.yaml); decided without "

@@ -1,0 +1,14 @@
+#pragma once
+
+// Reading the sections a policy is made of into a resolved Policy (policy/policy_sections.cpp).
+
+#include "policy/policy.h"
+
+namespace karta {
+
+class Section;
+
+// Reads every section of the global policy but `tenants` into `policy`; `top` refuses unknown fields.
+void parse_sections(Section& top, Policy& policy);
+
+}  // namespace karta

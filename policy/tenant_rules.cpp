@@ -1,0 +1,302 @@
+// Tenant rules: reading them (names, globs, namespaceSelectors, the sections they override merged with
+// the global ones), refusing a rule no namespace can reach, and choosing the rule a namespace gets.
+
+#include "policy/tenant_rules.h"
+
+#include <algorithm>
+#include <cctype>
+#include <functional>
+#include <set>
+
+#include "k8s/name_syntax.h"
+#include "policy/policy.h"
+#include "policy/policy_sections.h"
+#include "policy/section_reader.h"
+
+namespace karta {
+namespace {
+
+json json_field_of(const TenantRule* rule) { return rule == nullptr ? json(nullptr) : json(rule->name); }
+
+// The sections a tenant rule may override (the global policy's, merged with the rule's own).
+constexpr const char* kTenantSections[] = {"podTemplates", "scheduling", "gpu", "gang", "labelPolicy", "priority", "topology"};
+
+// A namespace name glob: what a namespace name may hold (a DNS label: lowercase letters, digits, '-'),
+// and '*'.
+std::string glob_error(const std::string& glob) {
+  if (glob.empty()) return "is empty";
+  if (glob.size() > 63) return "is longer than 63 characters, the most a namespace name has";
+  for (char c : glob) {
+    if (!(std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) || c == '-' || c == '*')) {
+      return std::string("is not a namespace name glob: '") + c +
+             "' is none of lowercase letters, digits, '-' and '*' (the only wildcard)";
+    }
+  }
+  return "";
+}
+
+NamespaceSelector read_selector(const json& value, const std::string& where) {
+  NamespaceSelector selector;
+  Section s(value, where);
+  selector.match_labels = read_string_map(s.get("matchLabels"), where + ".matchLabels", label_key_error, Values::LabelValues);
+  for (const auto& [key, text] : selector.match_labels) {
+    if (has_placeholder(text)) throw InputError(where + ".matchLabels." + key + ": a selector has no placeholders");
+  }
+  const json& expressions = s.get("matchExpressions");
+  if (expressions.is_null()) return selector;
+  if (!expressions.is_array()) throw InputError(where + ".matchExpressions: must be a list, not " + expressions.type_name());
+  for (std::size_t i = 0; i < expressions.size(); ++i) {
+    const std::string at = where + ".matchExpressions[" + std::to_string(i) + "]";
+    NamespaceRequirement requirement;
+    std::string op;
+    {
+      Section e(expressions[i], at);
+      requirement.key = e.string("key");
+      op = e.string("operator");
+      requirement.values = e.strings("values");
+    }
+    if (!expressions[i].is_object()) throw InputError(at + ": must be a map with key, operator and values");
+    if (auto error = label_key_error(requirement.key); !error.empty()) {
+      throw InputError(at + ".key: \"" + requirement.key + "\" " + error);
+    }
+    if (op == "In") requirement.op = NamespaceRequirement::Operator::In;
+    else if (op == "NotIn") requirement.op = NamespaceRequirement::Operator::NotIn;
+    else if (op == "Exists") requirement.op = NamespaceRequirement::Operator::Exists;
+    else if (op == "DoesNotExist") requirement.op = NamespaceRequirement::Operator::DoesNotExist;
+    else throw InputError(at + ".operator: \"" + op + "\" is not one of In, NotIn, Exists, DoesNotExist");
+    const bool set_operator = op == "In" || op == "NotIn";
+    if (set_operator && requirement.values.empty()) throw InputError(at + ".values: must not be empty with " + op);
+    if (!set_operator && !requirement.values.empty()) throw InputError(at + ".values: must be empty with " + op);
+    for (const auto& v : requirement.values) {
+      if (auto error = label_value_error(v); !error.empty()) throw InputError(at + ".values: \"" + v + "\" " + error);
+    }
+    selector.match_expressions.push_back(std::move(requirement));
+  }
+  return selector;
+}
+
+// Whether every name `narrow` matches, `wide` matches too: `wide` matches `narrow` read as text in which
+// each '*' is a letter that only a '*' of `wide` can stand for.
+bool glob_covers(std::string_view wide, std::string_view narrow) {
+  // Dynamic programming over (position in wide, position in narrow).
+  std::vector<std::vector<char>> memo(wide.size() + 1, std::vector<char>(narrow.size() + 1, -1));
+  std::function<bool(std::size_t, std::size_t)> at = [&](std::size_t i, std::size_t j) -> bool {
+    char& m = memo[i][j];
+    if (m >= 0) return m;
+    bool result;
+    if (i == wide.size()) result = j == narrow.size();
+    else if (wide[i] == '*') result = at(i + 1, j) || (j < narrow.size() && at(i, j + 1));
+    else result = j < narrow.size() && narrow[j] != '*' && narrow[j] == wide[i] && at(i + 1, j + 1);
+    m = result;
+    return result;
+  };
+  return at(0, 0);
+}
+
+std::string rule_name(const std::vector<TenantRule>& rules, std::size_t i) {
+  return "tenants[" + std::to_string(i) + "] (" + rules[i].name + ")";
+}
+
+// A rule that no namespace can reach, because rules before it take every namespace it could match.
+void refuse_unreachable(const std::vector<TenantRule>& rules, const std::vector<json>& selectors) {
+  for (std::size_t later = 1; later < rules.size(); ++later) {
+    for (std::size_t earlier = 0; earlier < later; ++earlier) {
+      const TenantRule& first = rules[earlier];
+      if (first.matches_every_namespace()) {
+        throw InputError(rule_name(rules, later) + " is unreachable: " + rule_name(rules, earlier) +
+                         " before it matches every namespace (first match wins; put the catch-all last)");
+      }
+    }
+    const TenantRule& rule = rules[later];
+    // Every glob of the rule matched first by a glob of an earlier rule that asks nothing of labels.
+    if (!rule.namespaces.empty()) {
+      std::string shown;
+      bool all_covered = true;
+      for (const std::string& glob : rule.namespaces) {
+        bool covered = false;
+        for (std::size_t earlier = 0; earlier < later && !covered; ++earlier) {
+          const TenantRule& first = rules[earlier];
+          if (first.selector && !first.selector->empty()) continue;
+          for (const std::string& wide : first.namespaces) {
+            if (glob_covers(wide, glob)) {
+              covered = true;
+              shown += (shown.empty() ? "" : ", ") + glob + " by " + wide + " of " + rule_name(rules, earlier);
+              break;
+            }
+          }
+        }
+        all_covered = all_covered && covered;
+      }
+      if (all_covered) {
+        throw InputError(rule_name(rules, later) + " is unreachable: every namespace it names is matched first (" +
+                         shown + ")");
+      }
+    }
+    // The same selector again, on the same names (or any name).
+    for (std::size_t earlier = 0; earlier < later; ++earlier) {
+      const TenantRule& first = rules[earlier];
+      if (selectors[earlier].is_null() || selectors[earlier] != selectors[later]) continue;
+      if (first.namespaces.empty() || first.namespaces == rule.namespaces) {
+        throw InputError(rule_name(rules, later) + " is unreachable: " + rule_name(rules, earlier) +
+                         " before it has the same namespaceSelector" +
+                         (first.namespaces.empty() ? "" : " and namespaces"));
+      }
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<TenantRule> read_tenants(const json& value, const json& global) {
+  std::vector<TenantRule> rules;
+  std::vector<json> selectors;
+  if (value.is_null()) return rules;
+  if (!value.is_array()) throw InputError(std::string("tenants: must be a list of rules, not ") + value.type_name());
+  std::set<std::string> names;
+  for (std::size_t i = 0; i < value.size(); ++i) {
+    const std::string where = "tenants[" + std::to_string(i) + "]";
+    const json& item = value[i];
+    if (!item.is_object()) throw InputError(where + ": must be a map, not " + item.type_name());
+    TenantRule rule;
+    json merged = global;
+    std::vector<std::string> overridden;
+    {
+      Section s(item, where);
+      rule.name = s.string("name");
+      if (rule.name.empty()) throw InputError(where + ".name: every rule needs a name (audit and logs name the tenant)");
+      if (!names.insert(rule.name).second) throw InputError(where + ".name: \"" + rule.name + "\" names an earlier rule too");
+      rule.namespaces = s.strings("namespaces");
+      for (std::size_t g = 0; g < rule.namespaces.size(); ++g) {
+        if (auto e = glob_error(rule.namespaces[g]); !e.empty()) {
+          throw InputError(where + ".namespaces[" + std::to_string(g) + "]: \"" + rule.namespaces[g] + "\" " + e);
+        }
+      }
+      if (!item.contains("namespaces") || item["namespaces"].is_null()) {
+        // no names: any name
+      } else if (rule.namespaces.empty()) {
+        throw InputError(where + ".namespaces: an empty list matches no namespace; leave it out to match any name");
+      }
+      const json& selector = s.get("namespaceSelector");
+      if (!selector.is_null()) rule.selector = read_selector(selector, where + ".namespaceSelector");
+      selectors.push_back(selector);
+      rule.exempt = s.boolean("exempt", false);
+      for (const char* section : kTenantSections) {
+        const json& override = s.get(section);
+        if (!item.contains(section)) continue;
+        overridden.push_back(section);
+        // RFC 7386: a map merges into the global section key by key, a list or a value replaces, null removes.
+        merged[section].merge_patch(override);
+        if (merged[section].is_null()) merged.erase(section);
+      }
+    }
+    if (rule.exempt && !overridden.empty()) {
+      throw InputError(where + "." + overridden.front() + ": an exempt rule gets nothing injected and nothing enforced;"
+                       " it overrides no section");
+    }
+    if (!rule.exempt) {
+      auto policy = std::make_shared<Policy>();
+      try {
+        Section top(merged, "");
+        parse_sections(top, *policy);
+      } catch (const InputError& e) {
+        throw InputError(where + " (" + rule.name + "), merged with the global policy: " + e.what());
+      }
+      policy->document = merged;
+      rule.document = merged;
+      rule.policy = std::move(policy);
+    }
+    rules.push_back(std::move(rule));
+  }
+  refuse_unreachable(rules, selectors);
+  return rules;
+}
+
+
+bool NamespaceSelector::matches(const std::map<std::string, std::string>& labels) const {
+  for (const auto& [key, value] : match_labels) {
+    auto it = labels.find(key);
+    if (it == labels.end() || it->second != value) return false;
+  }
+  for (const auto& r : match_expressions) {
+    auto it = labels.find(r.key);
+    const bool has = it != labels.end();
+    const bool listed = has && std::find(r.values.begin(), r.values.end(), it->second) != r.values.end();
+    switch (r.op) {
+      case NamespaceRequirement::Operator::In:
+        if (!listed) return false;
+        break;
+      case NamespaceRequirement::Operator::NotIn:  // a namespace without the label is not in the set
+        if (listed) return false;
+        break;
+      case NamespaceRequirement::Operator::Exists:
+        if (!has) return false;
+        break;
+      case NamespaceRequirement::Operator::DoesNotExist:
+        if (has) return false;
+        break;
+    }
+  }
+  return true;
+}
+
+bool glob_matches(std::string_view glob, std::string_view text) {
+  // Iterative wildcard matching with backtracking to the last '*': linear in practice, no recursion.
+  std::size_t g = 0, t = 0, star = std::string_view::npos, resume = 0;
+  while (t < text.size()) {
+    if (g < glob.size() && glob[g] == '*') {
+      star = g++;
+      resume = t;
+    } else if (g < glob.size() && glob[g] == text[t]) {
+      ++g;
+      ++t;
+    } else if (star != std::string_view::npos) {
+      g = star + 1;
+      t = ++resume;
+    } else {
+      return false;
+    }
+  }
+  while (g < glob.size() && glob[g] == '*') ++g;
+  return g == glob.size();
+}
+
+bool TenantRule::matches_every_namespace() const {
+  const bool any_name = namespaces.empty() ||
+                        std::any_of(namespaces.begin(), namespaces.end(), [](const std::string& g) {
+                          return g.find_first_not_of('*') == std::string::npos;
+                        });
+  return any_name && (!selector || selector->empty());
+}
+
+bool TenantRule::matches_name(const std::string& namespace_name) const {
+  if (namespaces.empty()) return true;
+  return std::any_of(namespaces.begin(), namespaces.end(),
+                     [&](const std::string& glob) { return glob_matches(glob, namespace_name); });
+}
+
+
+std::string TenantChoice::display_name() const { return tenant_display_name(json_field_of(rule)); }
+
+std::string tenant_display_name(const json& field) {
+  return field.is_string() ? field.get<std::string>() : std::string("(global policy)");
+}
+
+std::optional<json> TenantChoice::json_field(const Policy& global) const {
+  if (global.tenants.empty()) return std::nullopt;
+  return json_field_of(rule);
+}
+
+TenantChoice choose_tenant(const Policy& policy, const std::string& namespace_name,
+                           const std::map<std::string, std::string>* labels) {
+  for (const TenantRule& rule : policy.tenants) {
+    if (!rule.matches_name(namespace_name)) continue;
+    if (rule.selector && !rule.selector->empty()) {
+      if (labels == nullptr) break;  // undecidable: the global policy
+      if (!rule.selector->matches(*labels)) continue;
+    }
+    return {rule.exempt ? nullptr : rule.policy.get(), &rule};
+  }
+  return {&policy, nullptr};
+}
+
+}  // namespace karta
