@@ -14,6 +14,7 @@
 #include <sstream>
 #include <vector>
 
+#include "generate/component_names.h"
 #include "generate/draft_yaml.h"
 #include "generate/pod_places.h"
 #include "generate/root_draft.h"
@@ -67,72 +68,6 @@ std::string described_pod_label(const std::string& description) {
   return keys.size() == 1 ? *keys.begin() : "";
 }
 
-// The components of the draft, one per place.
-struct Component {
-  std::string name;
-  const PodPlace* place = nullptr;
-  std::string named_after;  // the fields the name comes from, "" for the fallback `pod`
-  // For a pod spelt out around a container of its own: the filter that keeps the places where one of its
-  // container fields is set (`select(.container or .script)`), so that the others make no instance.
-  std::string select;
-
-  // The place as a stream, and a field of it.
-  std::string stream() const { return select.empty() ? jq_path(place->steps) : jq_path(place->steps) + " | " + select; }
-  std::string field(const std::string& relative) const {
-    return select.empty() ? jq_path(place->steps) + relative : stream() + " | " + relative;
-  }
-};
-
-// `select(.a or .b)` for the container fields of a place.
-std::string container_select(const std::vector<std::string>& containers) {
-  if (containers.empty()) return "";
-  std::string any;
-  for (const auto& name : containers)
-    any += (any.empty() ? "" : " or ") +
-           jq_path({{SchemaStep::Kind::Field, name, false, nullptr}});
-  return "select(" + any + ")";
-}
-
-std::string base_name(const SchemaSteps& steps, std::size_t field_index) {
-  static const std::vector<std::string> kSuffixes = {"Specs", "Spec", "Templates", "Template"};
-  std::string name = steps[field_index].name;
-  for (const auto& suffix : kSuffixes) {
-    if (name.size() > suffix.size() && name.ends_with(suffix)) {
-      name.resize(name.size() - suffix.size());
-      break;
-    }
-  }
-  const bool collection = field_index + 1 < steps.size() && steps[field_index + 1].kind != SchemaStep::Kind::Field;
-  if (collection && name.size() > 3 && name.back() == 's' && !name.ends_with("ss")) name.pop_back();
-  std::string out;
-  for (unsigned char c : lower(name)) out.push_back(std::isalnum(c) ? static_cast<char>(c) : '-');
-  return out.empty() ? "pod" : out;
-}
-
-// Named after the nearest field that is not a generic word (template, spec, ...): `headGroupSpec` ->
-// headgroup, `replicatedJobs[]` -> replicatedjob; when taken, qualified by the field before it.
-std::vector<Component> name_components(const std::vector<PodPlace>& places, const std::string& root_name) {
-  static const std::set<std::string> kGeneric = {"template", "spec", "podTemplate", "podSpec", "podTemplateSpec"};
-  std::set<std::string> taken{root_name};
-  std::vector<Component> components;
-  for (const PodPlace& place : places) {
-    std::vector<std::size_t> named;
-    for (std::size_t i = place.steps.size(); i-- > 0;)
-      if (place.steps[i].kind == SchemaStep::Kind::Field && kGeneric.count(place.steps[i].name) == 0)
-        named.push_back(i);
-    std::string name = named.empty() ? "pod" : base_name(place.steps, named[0]);
-    std::string named_after = named.empty() ? "" : "`" + place.steps[named[0]].name + "`";
-    if (taken.count(name) != 0 && named.size() > 1) {
-      name = base_name(place.steps, named[1]) + "-" + name;
-      named_after = "`" + place.steps[named[1]].name + "` and " + named_after;
-    }
-    const std::string stem = name;
-    for (int n = 2; taken.count(name) != 0; ++n) name = stem + "-" + std::to_string(n);
-    taken.insert(name);
-    components.push_back({name, &place, terminal_text(named_after), container_select(place.containers)});
-  }
-  return components;
-}
 
 // The index of the innermost list or map step, or npos.
 std::size_t innermost_collection(const SchemaSteps& steps) {
@@ -189,7 +124,7 @@ class Drafter {
     draft_status(y_, schema_);
     draft_suspend(y_, schema_);
     y_.line(4, "childComponents:");
-    for (const Component& component : components_) child(component);
+    for (const DraftComponent& component : components_) child(component);
     gang();
     return y_.str();
   }
@@ -221,7 +156,7 @@ class Drafter {
 
   void extensions() {
     std::vector<std::string> lines;
-    for (const Component& component : components_) {
+    for (const DraftComponent& component : components_) {
       if (component.place->shape != PodShape::Fragmented) continue;
       const json& node = *component.place->steps.back().node;
       std::vector<std::string> fields;
@@ -269,7 +204,7 @@ class Drafter {
     return "";
   }
 
-  void child(const Component& component) {
+  void child(const DraftComponent& component) {
     const PodPlace& place = *component.place;
     const SchemaSteps& steps = place.steps;
     const std::string at = jq_path(steps);
@@ -331,7 +266,7 @@ class Drafter {
 
   // The nearest object, from the pod spec up to its list element, that holds `labels` and `annotations`:
   // the map the operator copies onto the pods, as KServe's components and LLMInferenceService's spec do.
-  void metadata(const Component& component) {
+  void metadata(const DraftComponent& component) {
     const SchemaSteps& steps = component.place->steps;
     const std::size_t c = innermost_collection(steps);
     const std::size_t lowest = c == std::string::npos ? 1 : c + 1;
@@ -354,7 +289,7 @@ class Drafter {
     y_.comment(10, "no metadataPath: no object from the pod spec up holds `labels` and `annotations`");
   }
 
-  void fragmented(const Component& component) {
+  void fragmented(const DraftComponent& component) {
     const json& node = *component.place->steps.back().node;
     y_.line(10, "fragmentedPodSpecDefinition:");
     auto field = [&](const char* name, const std::string& path) {
@@ -400,7 +335,7 @@ class Drafter {
 
   // What a pod asks for outside a ResourceRequirements, which no field of the published
   // fragmentedPodSpecDefinition reads: said, so that whoever completes the draft knows GPUs go uncounted.
-  void unread_resources(const Component& component, const json& node) {
+  void unread_resources(const DraftComponent& component, const json& node) {
     for (const std::string& name : property_names(node)) {
       const json* request = property(node, name);
       const json* resource = property(*request, "name");
@@ -419,7 +354,7 @@ class Drafter {
                          " size the pod's CPU and memory outside a ResourceRequirements");
   }
 
-  void instance_ids(const Component& component) {
+  void instance_ids(const DraftComponent& component) {
     const SchemaSteps& steps = component.place->steps;
     const std::size_t c = innermost_collection(steps);
     if (c == std::string::npos) return;
@@ -480,7 +415,7 @@ class Drafter {
   // TrainJob's nodes), and `minReplicas`, `maxReplicas`, in the object that holds the pod, or further up to
   // the list element or map value the pod belongs to (LeaderWorkerSet's is on .spec); a pod spelt out field
   // by field holds its own.
-  void scale(const Component& component) {
+  void scale(const DraftComponent& component) {
     const PodPlace& place = *component.place;
     const SchemaSteps& steps = place.steps;
     const std::size_t c = innermost_collection(steps);
@@ -557,14 +492,14 @@ class Drafter {
     y_.line(6, "podGroup:");
     y_.line(8, "name: " + scalar(root_name_));
     y_.line(8, "subGroups:");
-    for (const Component& component : components_) y_.line(10, "- componentName: " + scalar(component.name));
+    for (const DraftComponent& component : components_) y_.line(10, "- componentName: " + scalar(component.name));
   }
 
   const json& crd_;
   std::string version_;
   const json& schema_;
   std::string group_, kind_, crd_name_, root_name_;
-  std::vector<Component> components_;
+  std::vector<DraftComponent> components_;
   std::string gang_size_;  // the path of the gang size field, "" when none
   std::map<std::string, std::string> metadata_owners_;
   Yaml y_;

@@ -1,6 +1,7 @@
 // Longer than 500 lines because one Impl holds every step of a request on one io_context, each with
 // its deadline and its message: resolve, connect, the proxy's CONNECT tunnel, TLS (with the exec
-// plugin's client certificate), the request, the answer, and the one retry after a 401.
+// plugin's client certificate), the request, the answer, and the one retry after a 401. The errors it
+// throws are kube/api_error.cpp's.
 #include "kube/api_client.h"
 
 #include <poll.h>
@@ -38,14 +39,6 @@ using tcp = net::ip::tcp;
 
 namespace {
 
-
-// A body that is not a Status is quoted in messages, but an HTML error page can be long.
-std::string shortened(std::string text, std::size_t limit = 300) {
-  while (!text.empty() && (text.back() == '\n' || text.back() == '\r' || text.back() == ' ')) text.pop_back();
-  if (text.size() > limit) text = text.substr(0, limit) + "...";
-  return text;
-}
-
 std::string milliseconds_text(std::chrono::milliseconds duration) { return std::to_string(duration.count()) + " ms"; }
 
 // Why `value` must not go out as a header value, "" when it may: as Go's net/http refuses it
@@ -62,46 +55,6 @@ std::string header_value_fault(std::string_view value) {
 }
 
 }  // namespace
-
-ApiError::ApiError(const std::string& what, int status, std::string reason, std::string message, bool cancelled)
-    : std::runtime_error(what),
-      status_(status),
-      reason_(std::move(reason)),
-      message_(std::move(message)),
-      cancelled_(cancelled) {}
-
-ApiError ApiError::from_answer(const std::string& request, int status, const std::string& body) {
-  std::string reason;
-  std::string message;
-  json parsed;
-  try {
-    parsed = parse_json_within(body, kMaxAnswerDepth);
-  } catch (const JsonParseError&) {
-    // Not a Status: quoted below.
-  }
-  if (parsed.is_object() && string_at(parsed, "kind") == "Status") {
-    reason = string_at(parsed, "reason");
-    message = string_at(parsed, "message");
-  } else {
-    message = shortened(body);
-  }
-  std::string what = request + " answered " + std::to_string(status);
-  if (!message.empty()) what += ": " + message;
-  return ApiError(what, status, std::move(reason), std::move(message));
-}
-
-ApiError ApiError::from_status(const std::string& request, const json& status) {
-  int code = 0;
-  if (status.is_object()) {
-    auto found = status.find("code");
-    if (found != status.end() && found->is_number_integer()) code = found->get<int>();
-  }
-  std::string reason = status.is_object() ? string_at(status, "reason") : "";
-  std::string message = status.is_object() ? string_at(status, "message") : "";
-  std::string what = request + " sent an ERROR event with code " + std::to_string(code);
-  if (!message.empty()) what += ": " + message;
-  return ApiError(what, code, std::move(reason), std::move(message));
-}
 
 // Named rather than anonymous: ApiClient::Impl holds them, and GCC warns (-Wsubobject-linkage) when a
 // class with external linkage has a member of an anonymous namespace's type outside the main file, as

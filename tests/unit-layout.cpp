@@ -1,7 +1,7 @@
 // The layout a newcomer reads: every folder of the repository is in README's layout table and every folder
 // the table names exists; each source folder includes only the folders below it (the transport knows
-// nothing of Karta, admission/ nothing of HTTP, nothing points upward); and no source file runs past 500
-// lines without saying why in its opening comment.
+// nothing of Karta, admission/ nothing of HTTP, nothing points upward); no source file runs past 500
+// lines without saying why in its opening comment, and none outside tests/, fuzz/ and bench/ past 600.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -203,6 +203,23 @@ TEST_CASE("no source file runs past 500 lines without the reason in its opening 
     }
   }
   MESSAGE(long_files << " source files over 500 lines, each with its reason");
+}
+
+TEST_CASE("no source file outside tests/, fuzz/ and bench/ runs past 600 lines, whatever its reason") {
+  std::vector<std::string> too_long;
+  std::size_t files = 0;
+  for (const auto& [folder, allowed] : allowed_includes()) {
+    for (const auto& file : sources_under(test::source_dir() / folder)) {
+      ++files;
+      std::string text = karta::read_text_file(file);
+      auto lines = std::count(text.begin(), text.end(), '\n');
+      if (lines > 600) too_long.push_back(fs::relative(file, test::source_dir()).string() + ": " + std::to_string(lines));
+    }
+  }
+  CHECK(files > 100);
+  std::string named;
+  for (const auto& file : too_long) named += "\n  " + file;
+  CHECK_MESSAGE(too_long.empty(), "source files past 600 lines:" << named);
 }
 
 TEST_CASE("each test topic file keeps its names in a namespace of its own, as its unity build needs") {
