@@ -4,6 +4,7 @@ set -euo pipefail
 
 packages=(
   cmake g++ make pkg-config git ca-certificates openssl   # toolchain; openssl makes certificates
+  ccache                                                  # caches compiles across rebuilds and checkouts
   libboost-dev                                            # Boost.Beast + Asio: HTTPS server (header-only)
   libssl-dev                                              # OpenSSL: TLS
   nlohmann-json3-dev                                      # JSON model, JSON Patch values

@@ -109,4 +109,68 @@ TEST_CASE("cmake --install puts the kubectl-karta link beside the binary, where 
         std::string::npos);
 }
 
+// A scratch checkout: scripts/install-kubectl-plugin.sh copied in, and the binaries the README's commands
+// leave behind (build-release/ from scripts/run-dev.sh, build/ from scripts/test.sh) as copies of this
+// build's.
+struct ScratchCheckout {
+  test::TempDir dir;
+  fs::path root = dir.path / "checkout";
+  fs::path bin = dir.path / "bin";
+  ScratchCheckout() {
+    fs::create_directories(root / "scripts");
+    fs::copy_file(test::source_dir() / "scripts/install-kubectl-plugin.sh", root / "scripts/install-kubectl-plugin.sh");
+  }
+  fs::path build(const std::string& folder) {
+    fs::create_directories(root / folder);
+    fs::copy_file(test::binary_path(), root / folder / "karta-webhook");
+    return root / folder / "karta-webhook";
+  }
+  std::string install(int* code) const {
+    return test::run_command("env HOME=" + dir.path.string() + " PATH=" + bin.string() + ":/usr/bin:/bin sh " +
+                                 (root / "scripts/install-kubectl-plugin.sh").string() + " " + bin.string() + " 2>&1",
+                             code);
+  }
+  std::string kubectl(const std::string& arguments, int* code) const {
+    return test::run_command("env PATH=" + bin.string() + ":/usr/bin:/bin kubectl " + arguments + " 2>&1", code);
+  }
+};
+
+TEST_CASE("after run-dev.sh, install-kubectl-plugin.sh links the release build, says so, and kubectl runs it") {
+  ScratchCheckout checkout;
+  const fs::path release = checkout.build("build-release");
+  int code = -1;
+  const std::string version = test::run_command(release.string() + " --version");
+  CHECK(checkout.install(&code) ==
+        "kubectl-karta -> " + release.string() + " (" + version.substr(0, version.find('\n')) + ") in " +
+            checkout.bin.string() + "\n");
+  CHECK(code == 0);
+  CHECK(fs::read_symlink(checkout.bin / "kubectl-karta") == release);
+  CHECK(checkout.kubectl("plugin list", &code) ==
+        "The following compatible plugins are available:\n\n" + (checkout.bin / "kubectl-karta").string() + "\n");
+  CHECK(checkout.kubectl("karta --version", &code) == version);
+  CHECK(code == 0);
+
+  SUBCASE("with the test build there too, the release build is still the one linked") {
+    checkout.build("build");
+    CHECK(checkout.install(&code).starts_with("kubectl-karta -> " + release.string() + " ("));
+    CHECK(fs::read_symlink(checkout.bin / "kubectl-karta") == release);
+  }
+}
+
+TEST_CASE("with only the test build, install-kubectl-plugin.sh links build/karta-webhook; with neither it refuses") {
+  ScratchCheckout checkout;
+  int code = -1;
+  CHECK(checkout.install(&code) ==
+        "install-kubectl-plugin: karta-webhook is not built (neither " + (checkout.root / "build-release/karta-webhook").string() +
+            " nor " + (checkout.root / "build/karta-webhook").string() +
+            "); run scripts/run-dev.sh (the release build) or scripts/test.sh first\n");
+  CHECK(code == 1);
+  CHECK_FALSE(fs::exists(checkout.bin / "kubectl-karta"));
+
+  const fs::path test_build = checkout.build("build");
+  CHECK(checkout.install(&code).starts_with("kubectl-karta -> " + test_build.string() + " ("));
+  CHECK(code == 0);
+  CHECK(fs::read_symlink(checkout.bin / "kubectl-karta") == test_build);
+}
+
 }  // namespace e2e_kubectl_plugin
