@@ -211,9 +211,9 @@ TEST_CASE("The workload webhooks skip, before the call, objects whose controller
                   ["matchConditions"].IsDefined());
 }
 
-TEST_CASE("Karta validation fails closed and workload validation fails open") {
+TEST_CASE("Karta validation and workload validation fail closed; pods made by a controller are never sent") {
   const YAML::Node configuration = find(base(), "ValidatingWebhookConfiguration", app_name);
-  REQUIRE(configuration["webhooks"].size() == 2);
+  REQUIRE(configuration["webhooks"].size() == 3);
 
   const YAML::Node kartas = webhook_named(configuration, "kartas.validate.karta.run.ai");
   CHECK(scalar(kartas["failurePolicy"], "failurePolicy") == "Fail");
@@ -225,13 +225,30 @@ TEST_CASE("Karta validation fails closed and workload validation fails open") {
   CHECK(covers(kartas, {"optimization.nvidia.com", "v1alpha1", "resourceinterfaces"}, "UPDATE"));
   CHECK_FALSE(covers(kartas, {"run.ai", "v1alpha1", "kartas"}, "DELETE"));
   for (const Resource& resource : built_in_resources()) {
-    CHECK_MESSAGE(!covers(kartas, resource, "CREATE"), "the fail-closed webhook must not see " << describe(resource));
+    CHECK_MESSAGE(!covers(kartas, resource, "CREATE"), "the Karta webhook must not see " << describe(resource));
   }
   CHECK(scalar(kartas["rules"][0]["scope"], "kartas rule scope") == "Cluster");
 
+  // The tenant's boundary: fails closed, and no label on the object skips it.
   const YAML::Node workloads = webhook_named(configuration, "workloads.validate.karta.run.ai");
-  CHECK(scalar(workloads["failurePolicy"], "failurePolicy") == "Ignore");
+  CHECK(scalar(workloads["failurePolicy"], "failurePolicy") == "Fail");
+  CHECK_FALSE(workloads["objectSelector"].IsDefined());
   CHECK_FALSE(covers(workloads, {"run.ai", "v1alpha1", "kartas"}, "CREATE"));
+  CHECK_FALSE(covers(workloads, {"", "v1", "pods"}, "CREATE"));
+
+  const YAML::Node pods = webhook_named(configuration, "pods.validate.karta.run.ai");
+  CHECK(scalar(pods["failurePolicy"], "failurePolicy") == "Fail");
+  CHECK_FALSE(pods["objectSelector"].IsDefined());
+  CHECK(scalar(pods["clientConfig"]["service"]["path"], "path") == "/validate");
+  REQUIRE(pods["matchConditions"].size() == 1);
+  CHECK(scalar(pods["matchConditions"][0]["name"], "name") == "not-made-by-a-controller");
+  CHECK(scalar(pods["matchConditions"][0]["expression"], "expression") ==
+        "object == null || !has(object.metadata.ownerReferences) || "
+        "!object.metadata.ownerReferences.exists(r, has(r.controller) && r.controller)");
+  for (const Resource& resource : built_in_resources()) {
+    INFO(describe(resource));
+    CHECK(covers(pods, resource, "CREATE") == (resource.plural == "pods"));
+  }
 }
 
 TEST_CASE("Every webhook skips kube-system, karta-system and namespaces that opt out") {
@@ -251,25 +268,25 @@ TEST_CASE("Every webhook skips kube-system, karta-system and namespaces that opt
   }
 }
 
-TEST_CASE("Workloads opt out of mutation and label policy with karta.run.ai/webhook=disabled") {
-  for (const YAML::Node& webhook :
-       {find(base(), "MutatingWebhookConfiguration", app_name)["webhooks"][0],
-        webhook_named(find(base(), "ValidatingWebhookConfiguration", app_name), "workloads.validate.karta.run.ai")}) {
+TEST_CASE("Workloads opt out of mutation with karta.run.ai/webhook=disabled, never out of validation") {
+  const YAML::Node expressions = find(base(), "MutatingWebhookConfiguration", app_name)["webhooks"][0]["objectSelector"]["matchExpressions"];
+  REQUIRE(expressions.size() == 1);
+  CHECK(scalar(expressions[0]["key"], "key") == "karta.run.ai/webhook");
+  CHECK(scalar(expressions[0]["operator"], "operator") == "NotIn");
+  CHECK(strings(expressions[0]["values"], "values") == std::vector<std::string>{"disabled"});
+  for (const YAML::Node& webhook : find(base(), "ValidatingWebhookConfiguration", app_name)["webhooks"]) {
     INFO(scalar(webhook["name"], "name"));
-    const YAML::Node expressions = webhook["objectSelector"]["matchExpressions"];
-    REQUIRE(expressions.size() == 1);
-    CHECK(scalar(expressions[0]["key"], "key") == "karta.run.ai/webhook");
-    CHECK(scalar(expressions[0]["operator"], "operator") == "NotIn");
-    CHECK(strings(expressions[0]["values"], "values") == std::vector<std::string>{"disabled"});
+    CHECK_FALSE(webhook["objectSelector"].IsDefined());
   }
 }
 
 TEST_CASE("The workload webhooks see every built-in kind on CREATE and UPDATE") {
   const YAML::Node mutate = find(base(), "MutatingWebhookConfiguration", app_name)["webhooks"][0];
-  const YAML::Node validate =
-      webhook_named(find(base(), "ValidatingWebhookConfiguration", app_name), "workloads.validate.karta.run.ai");
   for (const Resource& resource : built_in_resources()) {
     INFO(describe(resource));
+    const YAML::Node validate = webhook_named(find(base(), "ValidatingWebhookConfiguration", app_name),
+                                              resource.plural == "pods" ? "pods.validate.karta.run.ai"
+                                                                        : "workloads.validate.karta.run.ai");
     CHECK(covers(mutate, resource, "CREATE"));
     CHECK(covers(validate, resource, "CREATE"));
     CHECK(covers(validate, resource, "UPDATE"));
@@ -282,7 +299,9 @@ TEST_CASE("The workload webhooks see every built-in kind on CREATE and UPDATE") 
       CHECK(covers(mutate, resource, "UPDATE"));
     }
   }
-  for (const YAML::Node& webhook : {mutate, validate}) {
+  for (const YAML::Node& webhook :
+       {mutate, webhook_named(find(base(), "ValidatingWebhookConfiguration", app_name), "workloads.validate.karta.run.ai"),
+        webhook_named(find(base(), "ValidatingWebhookConfiguration", app_name), "pods.validate.karta.run.ai")}) {
     for (const YAML::Node& rule : webhook["rules"]) {
       CHECK(scalar(rule["scope"], "scope") == "Namespaced");
       CHECK_FALSE(string_set(rule["resources"], "resources").count("*"));
@@ -292,15 +311,16 @@ TEST_CASE("The workload webhooks see every built-in kind on CREATE and UPDATE") 
 
 TEST_CASE("Every kind of the built-in catalog is seen by the workload webhooks") {
   const YAML::Node mutate = find(base(), "MutatingWebhookConfiguration", app_name)["webhooks"][0];
-  const YAML::Node validate =
+  const YAML::Node workloads =
       webhook_named(find(base(), "ValidatingWebhookConfiguration", app_name), "workloads.validate.karta.run.ai");
+  const YAML::Node pods = webhook_named(find(base(), "ValidatingWebhookConfiguration", app_name), "pods.validate.karta.run.ai");
   for (const fs::path& file : catalog_files()) {
     const YAML::Node kind = YAML::LoadFile(file.string())["spec"]["structureDefinition"]["rootComponent"]["kind"];
     const Resource resource{scalar(kind["group"], "group"), scalar(kind["version"], "version"),
                             plural_of(scalar(kind["kind"], "kind"))};
     INFO(file.filename().string(), ": ", describe(resource));
     CHECK(covers(mutate, resource, "CREATE"));
-    CHECK(covers(validate, resource, "CREATE"));
+    CHECK(covers(resource.plural == "pods" ? pods : workloads, resource, "CREATE"));
   }
 }
 
