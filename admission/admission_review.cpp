@@ -221,14 +221,30 @@ AdmissionDecision AdmissionDecision::errored(int code, std::string message) {
   return d;
 }
 
+namespace {
+
+// `text` cut to `limit` bytes at a character boundary, "..." marking the cut.
+std::string_view cut_text(std::string_view text, std::size_t limit, std::string& buffer) {
+  if (text.size() <= limit) return text;
+  std::size_t cut = limit - 3;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;  // not inside a UTF-8 sequence
+  buffer.assign(text.substr(0, cut));
+  buffer += "...";
+  return buffer;
+}
+
+}  // namespace
+
 std::string encode_admission_review(const AdmissionDecision& decision, std::string_view uid,
                                     std::string_view review_api_version) {
   // Written directly, members in key order as nlohmann::json would order them: serializing through a
   // json tree escaped the base64 patch byte by byte and cost more than the whole mutation.
   std::string out;
-  std::size_t size = 160 + review_api_version.size() + uid.size() + decision.message.size() + decision.reason.size();
+  std::string cut;  // a text cut to its bound
+  std::size_t size = 160 + review_api_version.size() + uid.size() + std::min(decision.message.size(), kMaxMessageBytes) +
+                     decision.reason.size();
   if (decision.allowed && decision.patch_operations() > 0) size += (decision.patch.text.size() + 2) / 3 * 4;
-  for (const auto& warning : decision.warnings) size += warning.size() + 3;
+  size += std::min(decision.warnings.size(), kMaxWarnings) * (kMaxWarningBytes + 3);
   out.reserve(size + size / 8);  // escapes in the texts may lengthen them
   out += "{\"apiVersion\":"sv;
   append_json_string(out, review_api_version);
@@ -243,7 +259,7 @@ std::string encode_admission_review(const AdmissionDecision& decision, std::stri
   out += std::to_string(decision.code);
   if (!decision.message.empty()) {
     out += ",\"message\":"sv;
-    append_json_string(out, decision.message);
+    append_json_string(out, cut_text(decision.message, kMaxMessageBytes, cut));
   }
   if (!decision.reason.empty()) {
     out += ",\"reason\":"sv;
@@ -253,9 +269,14 @@ std::string encode_admission_review(const AdmissionDecision& decision, std::stri
   append_json_string(out, uid);
   if (!decision.warnings.empty()) {
     out += ",\"warnings\":["sv;
-    for (std::size_t i = 0; i < decision.warnings.size(); ++i) {
+    const std::size_t shown = std::min(decision.warnings.size(), kMaxWarnings);
+    for (std::size_t i = 0; i < shown; ++i) {
       if (i != 0) out += ',';
-      append_json_string(out, decision.warnings[i]);
+      if (i + 1 == kMaxWarnings && decision.warnings.size() > kMaxWarnings) {
+        append_json_string(out, "and " + std::to_string(decision.warnings.size() - i) + " more warnings");
+        break;
+      }
+      append_json_string(out, cut_text(decision.warnings[i], kMaxWarningBytes, cut));
     }
     out += ']';
   }

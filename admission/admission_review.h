@@ -79,7 +79,13 @@ struct AdmissionDecision {
 };
 
 // The AdmissionReview answering a request: same apiVersion and kind, the request's uid, the patch
-// base64-encoded with patchType JSONPatch.
+// base64-encoded with patchType JSONPatch. What it carries of others' text is bounded here, in the one
+// place that writes answers: each warning is cut under the API server's 256 characters (it truncates
+// longer ones, and cuts every one once a response's warnings pass 4096), at most kMaxWarnings of them
+// (the last saying how many more there were), and the message at kMaxMessageBytes.
+constexpr std::size_t kMaxWarnings = 16;
+constexpr std::size_t kMaxWarningBytes = 240;
+constexpr std::size_t kMaxMessageBytes = 8 * 1024;
 std::string encode_admission_review(const AdmissionDecision& decision, std::string_view uid,
                                     std::string_view review_api_version = kReviewApiVersion);
 

@@ -6,10 +6,12 @@
 
 #include "definitions/pod_template_locator.h"
 #include "k8s/name_syntax.h"
+#include "k8s/terminal_text.h"
 #include "mutate/json_patch_builder.h"
 #include "mutate/mutation.h"
 #include "validate/definition_validation.h"
 #include "validate/label_policy.h"
+#include "validate/scheduling_choices.h"
 
 namespace karta {
 namespace {
@@ -34,16 +36,6 @@ std::string object_name(const AdmissionRequest& r) {
 
 std::string gvk_key(const GroupVersionKind& kind) { return kind.group + "/" + kind.version + "/" + kind.kind; }
 
-// The API server may truncate a warning over 256 characters (AdmissionResponse.warnings), and cuts every
-// one to 256 once a response's warnings pass 4096 characters: keep each under that, cut at a character.
-std::string short_warning(std::string text) {
-  constexpr std::size_t kLimit = 240;
-  if (text.size() <= kLimit) return text;
-  std::size_t cut = kLimit - 3;
-  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;  // not inside a UTF-8 sequence
-  return text.substr(0, cut) + "...";
-}
-
 // KAI Scheduler's pod-grouper looks definitions up by these labels.
 AdmissionResult stamp_karta_labels(const AdmissionRequest& request) {
   auto kind = defined_kind(to_json(*request.object));
@@ -54,7 +46,7 @@ AdmissionResult stamp_karta_labels(const AdmissionRequest& request) {
   for (const auto& [key, value] : {std::pair{"run.ai/karta-group", kind->group}, std::pair{"run.ai/karta-version", kind->version},
                                    std::pair{"run.ai/karta-kind", kind->kind}}) {
     if (auto error = label_value_error(value); !error.empty()) {
-      result.decision.warnings.push_back(short_warning(std::string("label ") + key + " not set: \"" + value + "\" " + error));
+      result.decision.warnings.push_back(std::string("label ") + key + " not set: \"" + value + "\" " + error);
       continue;
     }
     if (patch.set_member(labels, key, value, true) == PatchChange::Blocked) result.notes.push_back(patch.blocked_reason());
@@ -97,11 +89,11 @@ AdmissionResult validate_karta(const AdmissionRequest& request, const AdmissionS
     // whether karta-webhook uses it (runtime/admission_state_loader.cpp).
     const std::size_t count = report.faults.size();
     result.decision = AdmissionDecision::allow();
-    result.decision.warnings.push_back(short_warning(
+    result.decision.warnings.push_back((
         "Karta " + request.name + " admitted with " + std::to_string(count) + (count == 1 ? " fault" : " faults") +
         " (definitionPolicy.mode: warn): " +
         (report.only_path_faults() ? "the paths at fault yield nothing" : "karta-webhook does not load it")));
-    for (auto& fault : report.faults) result.decision.warnings.push_back(short_warning(std::move(fault)));
+    for (auto& fault : report.faults) result.decision.warnings.push_back(std::move(fault));
     result.outcome = "allowed:faults";
     result.definition_faults_admitted = count;
     if (auto kind = defined_kind(karta)) result.defined_kind = gvk_key(*kind);
@@ -111,7 +103,7 @@ AdmissionResult validate_karta(const AdmissionRequest& request, const AdmissionS
     result.decision = AdmissionDecision::invalid(message);
     result.outcome = "denied";
   }
-  for (auto& warning : report.warnings) result.decision.warnings.push_back(short_warning(std::move(warning)));
+  for (auto& warning : report.warnings) result.decision.warnings.push_back(std::move(warning));
   return result;
 }
 
@@ -148,7 +140,7 @@ void note_tenant(AdmissionResult& result, const TenantDecision& decision) {
   result.tenant = decision.choice;
   if (decision.unknown_labels_warning.empty()) return;
   result.namespace_labels_unknown = true;
-  result.decision.warnings.push_back(short_warning(decision.unknown_labels_warning));
+  result.decision.warnings.push_back(decision.unknown_labels_warning);
   result.notes.push_back(decision.unknown_labels_warning);
 }
 
@@ -185,7 +177,8 @@ TenantDecision decide_tenant(const AdmissionState& state, const std::string& nam
                         (!decision.choice.exempt() && !decision.choice.policy->scheduling.namespace_label.empty());
   if (!decision.labels && mattered) {
     decision.unknown_labels_warning =
-        "namespace \"" + namespace_name + "\": labels unknown (" + lookup.why_unknown + "); decided without them: " +
+        "namespace \"" + bounded_text(namespace_name) + "\": labels unknown (" + bounded_text(lookup.why_unknown, 256) +
+        "); decided without them: " +
         (decision.choice.rule != nullptr ? "tenant " + decision.choice.tenant() + " by name"
                                          : std::string("the global policy")) +
         ", no queue from namespace labels";
@@ -221,7 +214,8 @@ AdmissionResult AdmissionService::mutate(const AdmissionRequest& request, const 
 
   MutationOutcome outcome =
       mutate_workload(*request.object, *definition, *tenant.choice.policy,
-                      {request.namespace_name, request.operation, request.old_object, tenant.labels ? &*tenant.labels : nullptr});
+                      {request.namespace_name, request.operation, request.old_object,
+                       tenant.labels ? &*tenant.labels : nullptr, tenant.choice.who()});
   AdmissionResult result{AdmissionDecision::patched(std::move(outcome.patch)), std::move(outcome.notes), ""};
   result.kind_key = kind_key;
   result.decision.warnings = std::move(outcome.warnings);
@@ -246,8 +240,9 @@ AdmissionResult AdmissionService::validate(const AdmissionRequest& request, cons
     result.kind_key = kind_key;
     return result;
   }
-  const LabelPolicy& label_policy = tenant.choice.policy->label_policy;
-  if (!label_policy.enabled) {
+  const Policy& policy = *tenant.choice.policy;
+  const LabelPolicy& label_policy = policy.label_policy;
+  if (!label_policy.enabled && !policy.scheduling.queues.restricted() && !policy.priority.classes.restricted()) {
     AdmissionResult result{AdmissionDecision::allow(), {}, "skipped:no-label-policy"};
     note_tenant(result, tenant);
     return result;
@@ -255,7 +250,9 @@ AdmissionResult AdmissionService::validate(const AdmissionRequest& request, cons
 
   DefinitionEvaluation evaluation(*definition, *request.object);
   WorkloadLayout layout = locate_pod_templates(evaluation);
-  ValidationOutcome outcome = check_label_policy(*request.object, layout, label_policy, request.namespace_name);
+  ValidationOutcome outcome = combine(
+      check_scheduling_choices(evaluation, layout, policy, tenant.labels ? &*tenant.labels : nullptr, tenant.choice.who()),
+      check_label_policy(*request.object, layout, label_policy, request.namespace_name));
   AdmissionResult result;
   result.kind_key = kind_key;
   result.notes = std::move(layout.notes);
@@ -272,14 +269,14 @@ ReviewReply AdmissionService::answer(AdmissionEndpoint endpoint, std::string_vie
   auto started = std::chrono::steady_clock::now();
   const char* endpoint_name = endpoint == AdmissionEndpoint::Mutate ? "mutate" : "validate";
   if (!json_content_type(content_type)) {
-    spdlog::warn("admission endpoint={} rejected: content type {}", endpoint_name, content_type);
+    spdlog::warn("admission endpoint={} rejected: content type {}", endpoint_name, bounded_text(content_type));
     return ReviewReply{ReviewReply::Status::UnsupportedMediaType,
-                       "expected Content-Type application/json, got " + std::string(content_type)};
+                       "expected Content-Type application/json, got " + bounded_text(content_type)};
   }
   ReviewDecoding decoding = decode_admission_review(body);
   if (!decoding.review) {
-    spdlog::warn("admission endpoint={} malformed review: {}", endpoint_name, decoding.error);
-    return ReviewReply{ReviewReply::Status::Malformed, "malformed AdmissionReview: " + decoding.error};
+    spdlog::warn("admission endpoint={} malformed review: {}", endpoint_name, bounded_text(decoding.error, 512));
+    return ReviewReply{ReviewReply::Status::Malformed, "malformed AdmissionReview: " + bounded_text(decoding.error, 512)};
   }
   const AdmissionRequest& request = decoding.review->request;
   auto state = this->state();
@@ -290,13 +287,25 @@ ReviewReply AdmissionService::answer(AdmissionEndpoint endpoint, std::string_vie
     result = endpoint == AdmissionEndpoint::Mutate ? mutate(request, *state) : validate(request, *state);
   } catch (const std::exception& e) {
     // A bug, not bad input: answer an error so the webhook's failurePolicy decides.
-    spdlog::error("admission uid={} endpoint={} kind={} internal error: {}", request.uid, endpoint_name,
-                  request.kind.to_string(), e.what());
+    spdlog::error("admission uid={} endpoint={} kind={} internal error: {}", bounded_text(request.uid), endpoint_name,
+                  bounded_text(request.kind.to_string()), bounded_text(e.what(), 1024));
     metrics_.record_admission(endpoint_name, request.operation, "error", "error", 0, 0);
-    return ReviewReply{ReviewReply::Status::InternalError, std::string("internal error: ") + e.what()};
+    return ReviewReply{ReviewReply::Status::InternalError, "internal error: " + bounded_text(e.what(), 1024)};
   }
+  // What the request sent (its uid, kind, names) and the notes that quote its values are cut and escaped in
+  // every log line: a megabyte namespace must not make a megabyte of log per request.
+  // Made only when a line is written: the arguments cost allocations even when not logged.
+  std::string logged_uid, logged_kind, logged_object;
+  auto logged = [&] {
+    if (logged_uid.empty()) {
+      logged_uid = bounded_text(request.uid);
+      logged_kind = bounded_text(request.kind.to_string());
+      logged_object = bounded_text(object_name(request), 256);
+    }
+  };
   for (const auto& note : result.notes) {
-    spdlog::warn("admission uid={} kind={} {}: {}", request.uid, request.kind.to_string(), object_name(request), note);
+    logged();
+    spdlog::warn("admission uid={} kind={} {}: {}", logged_uid, logged_kind, logged_object, bounded_text(note, 1024));
   }
   ReviewReply reply;
   reply.body = encode_admission_review(result.decision, request.uid, request.review_api_version);
@@ -311,9 +320,10 @@ ReviewReply AdmissionService::answer(AdmissionEndpoint endpoint, std::string_vie
   if (result.definition_faults_admitted > 0) {
     metrics_.record_definition_faults_admitted(result.defined_kind, result.definition_faults_admitted);
   }
-  if (spdlog::should_log(spdlog::level::info)) {  // the arguments cost allocations even when not logged
+  if (spdlog::should_log(spdlog::level::info)) {
+    logged();
     spdlog::info("admission uid={} endpoint={} kind={} object={} operation={} outcome={} patch_ops={} duration_us={}",
-                 request.uid, endpoint_name, request.kind.to_string(), object_name(request), request.operation,
+                 logged_uid, endpoint_name, logged_kind, logged_object, bounded_text(request.operation),
                  result.outcome, result.decision.patch_operations(), micros.count());
   }
   return reply;

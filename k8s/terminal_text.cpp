@@ -62,6 +62,13 @@ std::string terminal_text(std::string_view text) {
   return out;
 }
 
+std::string bounded_text(std::string_view text, std::size_t limit) {
+  if (text.size() <= limit) return terminal_text(text);
+  std::size_t cut = limit;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;  // not inside a UTF-8 sequence
+  return terminal_text(text.substr(0, cut)) + "... (" + std::to_string(text.size()) + " bytes)";
+}
+
 nlohmann::json terminal_strings(const nlohmann::json& value) {
   if (value.is_string()) return terminal_text(value.get_ref<const std::string&>());
   if (value.is_array()) {

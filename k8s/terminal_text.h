@@ -28,6 +28,12 @@ namespace karta {
 // non-reversible)").
 std::string terminal_text(std::string_view text);
 
+// Text a request or the cluster sent, quoted in a log line, an admission warning or a message: the first
+// `limit` bytes of `text` (cut at a character), escaped as terminal_text escapes it, with
+// "... (N bytes)" when it was cut. One namespace or label of a megabyte must not make a megabyte of log
+// or of answer, nor reach another reader's terminal as instructions.
+std::string bounded_text(std::string_view text, std::size_t limit = 128);
+
 // `value` with every string in it, object keys included, as terminal_text writes it: a report or view
 // made ready to be laid out as text in one step, whatever field of it a renderer prints.
 nlohmann::json terminal_strings(const nlohmann::json& value);

@@ -4,6 +4,7 @@
 
 #include "definitions/workload.h"
 #include "k8s/name_syntax.h"
+#include "k8s/terminal_text.h"
 #include "mutate/json_patch_builder.h"
 
 namespace karta {
@@ -14,6 +15,13 @@ std::string string_at(const std::optional<JsonElement>& object, std::string_view
   auto value = object && object->is_object() ? member(*object, key) : std::nullopt;
   auto text = value ? string_of(*value) : std::nullopt;
   return text ? std::string(*text) : std::string();
+}
+
+// The warning of a choice replaced: `choice` ("queue") `named` by the workload is not one `tenant` permits.
+std::string not_permitted_warning(const char* choice, const std::string& named, const std::string& tenant,
+                                  const AllowedChoices& allowed, const std::string& resolved) {
+  return std::string(choice) + " \"" + bounded_text(named) + "\" is not one " + tenant + " may name (" +
+         allowed.describe(resolved) + "): replaced with " + resolved;
 }
 
 // Where a change is made, for messages: the workload itself, or one pod template. Written out only
@@ -49,7 +57,7 @@ class Mutator {
                      const std::string& error, bool overwrite, Where where,
                      const std::optional<JsonElement>& found = std::nullopt) {
     if (!error.empty()) {
-      outcome_.warnings.push_back(where.text() + ": label " + key + " skipped: value \"" + value + "\" " + error);
+      outcome_.warnings.push_back(where.text() + ": label " + key + " skipped: value \"" + bounded_text(value) + "\" " + error);
       return;
     }
     set(map, key, value, overwrite, where, found);
@@ -129,17 +137,31 @@ MutationOutcome mutate_workload(JsonElement object, const CompiledDefinition& de
   const SchedulingPolicy& scheduling = policy.scheduling;
   std::string queue, queue_error;
   if (!scheduling.queue_label.empty()) {
+    // The workload's own queue label wins over the namespace's and the default, unless its tenant does
+    // not let it name that queue and says to replace it (scheduling.queue.enforcement: replace); under
+    // enforce and audit it stays, for /validate to deny or warn about (validate/scheduling_choices.h).
+    const std::string resolved = scheduling.resolved_queue(context.namespace_labels);
     queue = string_at(labels_found, scheduling.queue_label);
-    if (queue.empty() && !scheduling.namespace_label.empty() && context.namespace_labels != nullptr) {
-      auto it = context.namespace_labels->find(scheduling.namespace_label);
-      if (it != context.namespace_labels->end()) queue = it->second;
+    bool replaced = false;
+    if (!queue.empty() && !resolved.empty() && scheduling.queues.enforcement == ChoiceEnforcement::Replace &&
+        !scheduling.queues.permits(queue, resolved)) {
+      outcome.warnings.push_back(not_permitted_warning("queue", queue, context.tenant, scheduling.queues, resolved));
+      queue = resolved;
+      replaced = true;
     }
-    if (queue.empty()) queue = scheduling.default_queue;
+    if (queue.empty()) queue = resolved;
     queue_error = label_value_error(queue);
     if (!queue.empty()) {
-      mutator.label_checked(workload_labels, scheduling.queue_label, queue, queue_error, false, Where{}, labels_found);
+      mutator.label_checked(workload_labels, scheduling.queue_label, queue, queue_error, replaced, Where{}, labels_found);
     }
   }
+  // The priority class a pod template names (its pod spec's priorityClassName, or its priorityClassName
+  // label): KAI Scheduler reads the workload's label first, so the policy's class is written only on a
+  // workload none of whose templates names one. A class the tenant does not permit is replaced where
+  // priority.enforcement says so.
+  const AllowedChoices& classes = policy.priority.classes;
+  const bool replace_classes = classes.enforcement == ChoiceEnforcement::Replace && !policy.priority.class_name.empty();
+  bool template_names_class = false;
   const std::string no_error;
   // A policy label's value for one template: without placeholders (checked when the policy was read, by
   // parse_policy) used as it is, with them filled into `filled` and checked.
@@ -170,6 +192,18 @@ MutationOutcome mutate_workload(JsonElement object, const CompiledDefinition& de
     values.instance = t.instance;
     values.gpus = format_count(requests.gpus);
 
+    for (const auto& [place, found] : {std::pair{&t.pod_spec, &t.pod_spec_found}, std::pair{&t.labels, &t.labels_found}}) {
+      if (!*place) continue;
+      const std::optional<JsonElement> map = *found ? *found : find_at(object, **place);
+      const std::string named = string_at(map, kPriorityClassLabel);
+      if (named.empty()) continue;
+      template_names_class = true;
+      if (replace_classes && !classes.permits(named, policy.priority.class_name)) {
+        outcome.warnings.push_back(not_permitted_warning("priority class", named, context.tenant, classes,
+                                                         policy.priority.class_name));
+        mutator.set(**place, kPriorityClassLabel, policy.priority.class_name, true, where, map);
+      }
+    }
     if (t.labels) {
       for (const auto& [key, value] : pod_policy.labels) {
         auto [label, error] = policy_label(value, values);
@@ -253,16 +287,29 @@ MutationOutcome mutate_workload(JsonElement object, const CompiledDefinition& de
   }
 
   // A kind whose own controller reads a queue from the object (the definition's queuePath extension:
-  // Volcano's .spec.queue, Spark's .spec.batchSchedulerOptions.queue) gets the same resolved queue there,
-  // so the scheduler that admits it and the queue label agree. The map holding it is created when absent.
-  if (!queue.empty() && queue_error.empty() && definition.queue_path() != kNoExpression && spec_mutable) {
+  // Volcano's .spec.queue, Spark's .spec.batchSchedulerOptions.queue) gets the resolved queue there when it
+  // names none, on CREATE, so the scheduler that admits it and the queue label agree (the map holding it
+  // is created when absent). A queue the user set there is theirs: Volcano's own webhook refuses a Job
+  // whose queue does not exist and any UPDATE that changes spec.queue (volcano-sh/volcano
+  // pkg/webhooks/admission/jobs/validate/admit_job.go), so it is never replaced and never written on
+  // UPDATE; one that differs from the workload's queue is a warning, and /validate denies one the tenant
+  // does not permit (validate/scheduling_choices.h).
+  if (!queue.empty() && queue_error.empty() && definition.queue_path() != kNoExpression && !update) {
     const auto& places = evaluation.outcome(definition.queue_path());
     if (places.error) {
       outcome.notes.push_back(definition.definition().queue_path->field + ": " + *places.error);
     } else {
       for (const JsonPointer& place : places.pointers) {
         if (place.empty()) continue;
-        mutator.set(place.parent_pointer(), place.back(), queue, true, Where{});
+        const JsonPointer holder = place.parent_pointer();
+        const std::string own = string_at(find_at(object, holder), place.back());
+        if (own.empty()) {
+          mutator.set(holder, place.back(), queue, true, Where{});
+        } else if (own != queue) {
+          outcome.warnings.push_back(definition.definition().queue_path->field + " (" + place.to_string() + "): \"" +
+                                     bounded_text(own) + "\" kept, though the workload's queue is \"" + queue + "\" (" +
+                                     scheduling.queue_label + ")");
+        }
       }
     }
   }
@@ -274,8 +321,15 @@ MutationOutcome mutate_workload(JsonElement object, const CompiledDefinition& de
   // KAI Scheduler reads priority and topology on the top owner, which is the object admitted here (an
   // object owned by a kind with a definition is skipped before mutation): never on the pod templates.
   if (!policy.priority.class_name.empty()) {
-    mutator.label_checked(workload_labels, kPriorityClassLabel, policy.priority.class_name, no_error, false, Where{},
-                          labels_found);
+    const std::string own = string_at(labels_found, kPriorityClassLabel);
+    if (!own.empty() && replace_classes && !classes.permits(own, policy.priority.class_name)) {
+      outcome.warnings.push_back(not_permitted_warning("priority class", own, context.tenant, classes,
+                                                       policy.priority.class_name));
+      mutator.set(workload_labels, kPriorityClassLabel, policy.priority.class_name, true, Where{}, labels_found);
+    } else if (own.empty() && !template_names_class) {
+      mutator.label_checked(workload_labels, kPriorityClassLabel, policy.priority.class_name, no_error, false, Where{},
+                            labels_found);
+    }
   }
   for (const auto& [key, value] : {std::pair{kTopologyAnnotation, &policy.topology.name},
                                    std::pair{kTopologyRequiredAnnotation, &policy.topology.required_placement},

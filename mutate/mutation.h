@@ -27,6 +27,8 @@ struct WorkloadContext {
   std::optional<JsonElement> old_object;
   // The namespace's labels, when known: scheduling.queue.namespaceLabel reads the queue there.
   const std::map<std::string, std::string>* namespace_labels = nullptr;
+  // Who the policy is, for warnings: "tenant research", or "the global policy".
+  std::string tenant = "the global policy";
 };
 
 struct MutationOutcome {

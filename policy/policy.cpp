@@ -54,6 +54,29 @@ bool GangPolicy::applies_to(const std::string& group, const std::string& kind) c
   return false;
 }
 
+bool AllowedChoices::permits(std::string_view value, std::string_view resolved) const {
+  if (!allowed || (!resolved.empty() && value == resolved)) return true;
+  return std::any_of(allowed->begin(), allowed->end(), [&](const std::string& glob) { return glob_matches(glob, value); });
+}
+
+std::string AllowedChoices::describe(const std::string& resolved) const {
+  std::string text = resolved.empty() ? "" : resolved + " (its own)";
+  if (allowed) {
+    for (const std::string& glob : *allowed) {
+      if (glob != resolved) text += (text.empty() ? "" : ", ") + glob;
+    }
+  }
+  return text.empty() ? "none" : text;
+}
+
+std::string SchedulingPolicy::resolved_queue(const std::map<std::string, std::string>* namespace_labels) const {
+  if (!namespace_label.empty() && namespace_labels != nullptr) {
+    auto it = namespace_labels->find(namespace_label);
+    if (it != namespace_labels->end() && !it->second.empty()) return it->second;
+  }
+  return default_queue;
+}
+
 bool Policy::needs_namespace_labels() const {
   if (!scheduling.namespace_label.empty()) return true;
   for (const TenantRule& rule : tenants) {

@@ -31,6 +31,23 @@ struct PodTemplatePolicy {
   bool overwrite = false;  // existing keys keep their values unless true
 };
 
+// Which values of a scheduling choice a workload names itself (its queue, its priority class) its tenant
+// lets it name: its own resolved value always, and those matching `allowed` (name globs, '*' for any run
+// of characters). Unrestricted, as before tenants, when the policy sets no `allowed`. A workload that names
+// another is denied by /validate (Enforce), admitted with a warning (Audit), or has its choice replaced by
+// its own resolved value with a warning (Replace; /validate still denies one that reaches it unreplaced).
+enum class ChoiceEnforcement { Enforce, Audit, Replace };
+
+struct AllowedChoices {
+  std::optional<std::vector<std::string>> allowed;  // none: any value
+  ChoiceEnforcement enforcement = ChoiceEnforcement::Enforce;
+  bool restricted() const { return allowed.has_value(); }
+  // Whether a workload may name `value`, its tenant's own value being `resolved` ("" when none).
+  bool permits(std::string_view value, std::string_view resolved) const;
+  // What may be named, for messages: `research-q (its own), shared-*`; "none" when nothing may.
+  std::string describe(const std::string& resolved) const;
+};
+
 struct SchedulingPolicy {
   std::string scheduler_name;       // empty: leave the scheduler alone
   bool force_scheduler_name = true; // replace a scheduler name the user set
@@ -39,6 +56,10 @@ struct SchedulingPolicy {
   // A label of the workload's namespace whose value is the queue of a workload that names none (Run:ai's
   // runai/queue): wins over default_queue, not over the workload's own label. Empty: not read.
   std::string namespace_label;
+  AllowedChoices queues;  // scheduling.queue.allowed and .enforcement
+  // The queue a workload of this policy gets when it names none: the namespace's value of
+  // namespace_label (when its labels are known and it has one), else default_queue; "" when neither.
+  std::string resolved_queue(const std::map<std::string, std::string>* namespace_labels) const;
 };
 
 struct GpuPolicy {
@@ -61,6 +82,7 @@ struct GangPolicy {
 // KAI Scheduler reads a workload's priority from the `priorityClassName` label of its top owner.
 struct PriorityPolicy {
   std::string class_name;  // empty: none written; the workload's own label wins
+  AllowedChoices classes;  // priority.allowed and .enforcement: the workload's own class is resolved to class_name
 };
 
 // KAI Scheduler's topology-aware scheduling reads three annotations of the top owner.

@@ -86,6 +86,40 @@ void check_toleration(const json& toleration, const std::string& where) {
   }
 }
 
+// `allowed` and `enforcement` of a scheduling choice (scheduling.queue, priority): globs of what a
+// workload may name, each a label value with '*' (the values are label values).
+AllowedChoices read_allowed_choices(Section& section) {
+  AllowedChoices choices;
+  if (!section.get("allowed").is_null()) {
+    choices.allowed = section.strings("allowed");
+    for (std::size_t i = 0; i < choices.allowed->size(); ++i) {
+      const std::string& glob = (*choices.allowed)[i];
+      // A queue or class name is a label value (at most 63 of alphanumerics, '-', '_' and '.'): a glob
+      // of one holds those and '*'.
+      std::string error;
+      if (glob.empty()) error = "is empty";
+      else if (glob.size() > 63) error = "is longer than 63 characters, the most a label value has";
+      for (char c : glob) {
+        if (error.empty() && !(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.' || c == '*'))
+          error = std::string("holds '") + c + "': only alphanumerics, '-', '_', '.' and '*' (any run of characters)";
+      }
+      if (!error.empty()) {
+        throw InputError(section.field("allowed") + "[" + std::to_string(i) + "]: \"" + glob + "\" " + error);
+      }
+    }
+  }
+  const std::string enforcement = section.string("enforcement", "enforce");
+  if (enforcement == "enforce") choices.enforcement = ChoiceEnforcement::Enforce;
+  else if (enforcement == "audit") choices.enforcement = ChoiceEnforcement::Audit;
+  else if (enforcement == "replace") choices.enforcement = ChoiceEnforcement::Replace;
+  else throw InputError(section.field("enforcement") + ": must be enforce, audit or replace, not \"" + enforcement + "\"");
+  if (!choices.allowed && !section.get("enforcement").is_null()) {
+    throw InputError(section.field("enforcement") + ": needs " + section.field("allowed") +
+                     " (without it any value may be named, and there is nothing to enforce)");
+  }
+  return choices;
+}
+
 }  // namespace
 
 // Reads every section of the global policy but `tenants` into `policy`; `top` refuses unknown fields.
@@ -112,6 +146,10 @@ void parse_sections(Section& top, Policy& policy) {
       policy.scheduling.queue_label = queue.string("label");
       policy.scheduling.default_queue = queue.string("default");
       policy.scheduling.namespace_label = queue.string("namespaceLabel");
+      policy.scheduling.queues = read_allowed_choices(queue);
+      if (policy.scheduling.queues.restricted() && policy.scheduling.queue_label.empty()) {
+        throw InputError("scheduling.queue.allowed: needs scheduling.queue.label");
+      }
       if (!policy.scheduling.queue_label.empty()) {
         if (auto e = label_key_error(policy.scheduling.queue_label); !e.empty()) {
           throw InputError("scheduling.queue.label: \"" + policy.scheduling.queue_label + "\" " + e);
@@ -172,6 +210,7 @@ void parse_sections(Section& top, Policy& policy) {
     {
       Section priority(top.get("priority"), "priority");
       policy.priority.class_name = priority.string("className");
+      policy.priority.classes = read_allowed_choices(priority);
       const std::string& name = policy.priority.class_name;
       if (!name.empty()) {
         // A PriorityClass's name (a DNS subdomain), carried in a label value (at most 63 characters).

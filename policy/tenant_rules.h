@@ -60,6 +60,8 @@ struct TenantChoice {
   const Policy& settings(const Policy& global) const { return policy != nullptr ? *policy : global; }
   // The tenant as text output names it: the rule's name, or "(global policy)".
   std::string display_name() const;
+  // Who decides, in admission messages and warnings: "tenant research", or "the global policy".
+  std::string who() const { return rule == nullptr ? std::string("the global policy") : "tenant " + rule->name; }
   // The tenant as JSON output names it, when `global` has tenant rules: the rule's name, or null for the
   // global policy. None without tenant rules, so that output reads as it did before tenants.
   std::optional<json> json_field(const Policy& global) const;

@@ -169,14 +169,19 @@ TEST_CASE("a Volcano Job whose tasks have 2 and 4 replicas is 6 pods; its queue 
   CHECK(karta::mutate_workload(published, *volcano, policy).patch.value().back() ==
         json::parse(R"({"op": "add", "path": "/metadata/annotations", "value": {"kai.scheduler/batch-min-member": "4"}})"));
 
-  // A queue the object names is replaced by the resolved one, and a smaller minAvailable is the gang size.
+  // A queue the object names is the user's: kept (Volcano's own webhook refuses a Job whose queue does not
+  // exist, and an UPDATE that changes it), with a warning that it differs; a smaller minAvailable is the
+  // gang size.
   json named = published;
   named["spec"]["queue"] = "default";
   named["spec"]["minAvailable"] = 1;
   named["metadata"]["labels"] = {{"kai.scheduler/queue", "team-a"}};
-  const json patch = karta::mutate_workload(named, *volcano, policy).patch.value();
-  const json patched = test::kubectl_apply(named, patch);
-  CHECK(patched["spec"]["queue"] == "team-a");
+  const karta::MutationOutcome outcome = karta::mutate_workload(named, *volcano, policy);
+  CHECK(outcome.warnings == std::vector<std::string>{
+                                "metadata.annotations[\"karta-webhook.io/extensions\"].queuePath (/spec/queue): "
+                                "\"default\" kept, though the workload's queue is \"team-a\" (kai.scheduler/queue)"});
+  const json patched = test::kubectl_apply(named, outcome.patch.value());
+  CHECK(patched["spec"]["queue"] == "default");
   CHECK(patched["metadata"]["labels"]["kai.scheduler/queue"] == "team-a");
   CHECK(patched["metadata"]["annotations"]["kai.scheduler/batch-min-member"] == "1");
 }
@@ -186,15 +191,14 @@ TEST_CASE("a SparkApplication with 3 executor instances is 4 pods; its queue goe
   app["spec"]["executor"]["instances"] = 3;
   CHECK(inspected_pods(app) == 4);
 
-  // The held-out example names YuniKorn's queue root.default; the policy's queue replaces it. The whole patch.
+  // The held-out example names YuniKorn's queue root.default: the user's, kept. The whole patch.
   const json published = test::document(samples() / "sparkapplication-3.yaml");
   CHECK(mutate_patch(published) == json::parse(R"([
     {"op": "add", "path": "/metadata/labels", "value": {"kai.scheduler/queue": "research"}},
     {"op": "add", "path": "/spec/driver/labels", "value": {"kai.scheduler/queue": "research", "platform.example.com/managed": "true"}},
     {"op": "add", "path": "/spec/driver/schedulerName", "value": "kai-scheduler"},
     {"op": "add", "path": "/spec/executor/labels", "value": {"kai.scheduler/queue": "research", "platform.example.com/managed": "true"}},
-    {"op": "add", "path": "/spec/executor/schedulerName", "value": "kai-scheduler"},
-    {"op": "add", "path": "/spec/batchSchedulerOptions/queue", "value": "research"}
+    {"op": "add", "path": "/spec/executor/schedulerName", "value": "kai-scheduler"}
   ])"));
 
   // gpu {name, quantity} per pod: 1 GPU for the driver and 2 for each of 3 executors; another resource
