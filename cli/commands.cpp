@@ -11,6 +11,7 @@
 #include "admission/admission_service.h"
 #include "cli/audit.h"
 #include "cli/build_commit.h"
+#include "cli/catalog_export.h"
 #include "cli/generate.h"
 #include "cli/inspect.h"
 #include "cli/live_inspect.h"
@@ -321,6 +322,7 @@ int run_command_line(int argc, char** argv, std::ostream& out, std::ostream& err
   add_common_options(audit.command(), common);
   add_namespaces_option(audit.command(), common);
   GenerateCommand generate(app);
+  CatalogExportCommand catalog_export(app);
 
   if (kubectl_plugin) {
     name_for_kubectl(app);
@@ -357,6 +359,7 @@ int run_command_line(int argc, char** argv, std::ostream& out, std::ostream& err
     if (*resume_command) return suspend_offline(common, resume_manifest, SuspendDirection::Resume, out);
     if (audit.chosen()) return audit.run(*load_state(common, 1), out, err);
     if (generate.chosen()) return generate.run(out, err);
+    if (catalog_export.chosen()) return catalog_export.run(out, err);
   } catch (const std::exception& e) {
     err << "karta-webhook: " << terminal_text(e.what()) << "\n";
     return 1;
