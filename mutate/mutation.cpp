@@ -6,6 +6,7 @@
 #include "k8s/name_syntax.h"
 #include "k8s/terminal_text.h"
 #include "mutate/json_patch_builder.h"
+#include "mutate/kai_gang.h"
 
 namespace karta {
 namespace {
@@ -209,6 +210,11 @@ MutationOutcome mutate_workload(JsonElement object, const CompiledDefinition& de
         auto [label, error] = policy_label(value, values);
         mutator.label_checked(*t.labels, key, *label, *error, pod_policy.overwrite, where, t.labels_found);
       }
+      // KAI reads the node pool from the pod's own label.
+      if (!scheduling.node_pool.empty()) {
+        mutator.label_checked(*t.labels, scheduling.node_pool_label, scheduling.node_pool, no_error, false, where,
+                              t.labels_found);
+      }
       // The workload's queue on every pod: pods that name another queue would bypass its quota.
       if (!queue.empty()) {
         mutator.label_checked(*t.labels, scheduling.queue_label, queue, queue_error, true, where, t.labels_found);
@@ -331,31 +337,46 @@ MutationOutcome mutate_workload(JsonElement object, const CompiledDefinition& de
                             labels_found);
     }
   }
+  if (!policy.preemption.preemptibility.empty()) {
+    mutator.label_checked(workload_labels, kPreemptibilityLabel, policy.preemption.preemptibility, no_error, false,
+                          Where{}, labels_found);
+  }
+  if (!policy.preemption.delay.empty()) {
+    mutator.set(workload_annotations, kPreemptionDelayAnnotation, policy.preemption.delay, false, Where{}, annotations_found);
+  }
   for (const auto& [key, value] : {std::pair{kTopologyAnnotation, &policy.topology.name},
                                    std::pair{kTopologyRequiredAnnotation, &policy.topology.required_placement},
                                    std::pair{kTopologyPreferredAnnotation, &policy.topology.preferred_placement}}) {
     if (!value->empty()) mutator.set(workload_annotations, key, *value, false, Where{}, annotations_found);
   }
-  // Written only on the kinds of gang.kinds, where KAI Scheduler reads it (a batch Job and a JobSet by
-  // default). A kind named there whose definition has no gangScheduling (the batch Job) is one gang of
-  // every pod template: a Job's pods, min(parallelism, completions) of them.
+  // Written only where the policy asks for a gang (gang.kinds, empty by default: KAI Scheduler's own
+  // default for a batch Job is independent pods, and it computes a JobSet's itself), and never over a value
+  // the user set. A JobSet gets what KAI v0.16+ reads there (mutate/kai_gang.h); any other kind named
+  // gets its gang's pods, from its definition's gangScheduling, or every pod template (a batch Job:
+  // min(parallelism, completions)) when it has none.
   static const GangPlan kWholeWorkload{true, {}, std::nullopt};
-  if (!policy.gang.min_member_annotation.empty() && policy.gang.applies_to(kind.group, kind.kind)) {
-    const GangPlan& plan = definition.gang() ? *definition.gang() : kWholeWorkload;
-    GangMinimum gang = gang_minimum(plan, analysis.layout);
-    // The gang size the kind's own controller uses (gangMinMemberPath: Volcano's minAvailable), when the
-    // object sets one; else the members' pods.
-    if (definition.gang_min_member() != kNoExpression && !gang.not_computed) {
-      const auto& size = evaluation.outcome(definition.gang_min_member());
-      if (!size.error && size.values.size() == 1 && size.values[0].is_number_integer() && size.values[0].get<std::int64_t>() >= 0) {
-        gang.min_member = size.values[0].get<std::int64_t>();
+  const std::string& gang_key = policy.gang.min_member_annotation;
+  if (!gang_key.empty() && policy.gang.applies_to(kind.group, kind.kind)) {
+    if (kind.group == "jobset.x-k8s.io" && kind.kind == "JobSet") {
+      for (const GangAnnotation& write : jobset_gang(object, gang_key, !update)) {
+        if (!write.user_set) mutator.set(write.annotations, gang_key, write.value, false, Where{});
       }
-    }
-    if (gang.not_computed) {
-      outcome.notes.push_back(policy.gang.min_member_annotation + " not written: " + *gang.not_computed);
-    } else if (*gang.min_member > 0) {
-      mutator.set(workload_annotations, policy.gang.min_member_annotation, std::to_string(*gang.min_member), true,
-                  Where{}, annotations_found);
+    } else {
+      const GangPlan& plan = definition.gang() ? *definition.gang() : kWholeWorkload;
+      GangMinimum gang = gang_minimum(plan, analysis.layout);
+      // The gang size the kind's own controller uses (gangMinMemberPath: Volcano's minAvailable), when the
+      // object sets one; else the members' pods.
+      if (definition.gang_min_member() != kNoExpression && !gang.not_computed) {
+        const auto& size = evaluation.outcome(definition.gang_min_member());
+        if (!size.error && size.values.size() == 1 && size.values[0].is_number_integer() && size.values[0].get<std::int64_t>() >= 0) {
+          gang.min_member = size.values[0].get<std::int64_t>();
+        }
+      }
+      if (gang.not_computed) {
+        outcome.notes.push_back(gang_key + " not written: " + *gang.not_computed);
+      } else if (*gang.min_member > 0) {
+        mutator.set(workload_annotations, gang_key, std::to_string(*gang.min_member), false, Where{}, annotations_found);
+      }
     }
   }
   outcome.patch = mutator.patch();

@@ -57,6 +57,10 @@ struct SchedulingPolicy {
   // runai/queue): wins over default_queue, not over the workload's own label. Empty: not read.
   std::string namespace_label;
   AllowedChoices queues;  // scheduling.queue.allowed and .enforcement
+  // scheduling.nodePool: KAI Scheduler reads a pod's node pool from this label of the pod
+  // (default_grouper.go, the nodePoolLabelKey of --nodepool-label-key): written on every pod template.
+  std::string node_pool_label = "kai.scheduler/node-pool";
+  std::string node_pool;  // empty: none written
   // The queue a workload of this policy gets when it names none: the namespace's value of
   // namespace_label (when its labels are known and it has one), else default_queue; "" when neither.
   std::string resolved_queue(const std::map<std::string, std::string>* namespace_labels) const;
@@ -73,9 +77,10 @@ struct GpuPolicy {
 
 struct GangPolicy {
   std::string min_member_annotation;  // on the workload, for definitions with gangScheduling
-  // The kinds ("group/Kind", "Kind" for the core group) the annotation is written on: KAI Scheduler reads
-  // it only on a batch Job and a JobSet, and computes the minimum itself for the others.
-  std::vector<std::string> kinds{"batch/Job", "jobset.x-k8s.io/JobSet"};
+  // The kinds ("group/Kind", "Kind" for the core group) the annotation is written on: none by default.
+  // KAI Scheduler reads it only on a batch Job (whose default is independent pods) and a JobSet (whose
+  // default it computes itself), and computes the minimum itself for the others.
+  std::vector<std::string> kinds;
   bool applies_to(const std::string& group, const std::string& kind) const;
 };
 
@@ -84,6 +89,18 @@ struct PriorityPolicy {
   std::string class_name;  // empty: none written; the workload's own label wins
   AllowedChoices classes;  // priority.allowed and .enforcement: the workload's own class is resolved to class_name
 };
+
+// KAI Scheduler v0.17 reads, from the owners first and then the pod (default_grouper.go), whether a
+// workload may be preempted (the label kai.scheduler/preemptibility: preemptible or non-preemptible) and
+// how long it waits before it may preempt others (the annotation kai.scheduler/preemption-delay, a Go
+// duration such as 10m): written on the top owner, the object admitted.
+struct PreemptionPolicy {
+  std::string preemptibility;  // empty: none written
+  std::string delay;           // empty: none written
+};
+
+constexpr const char* kPreemptibilityLabel = "kai.scheduler/preemptibility";
+constexpr const char* kPreemptionDelayAnnotation = "kai.scheduler/preemption-delay";
 
 // KAI Scheduler's topology-aware scheduling reads three annotations of the top owner.
 struct TopologyPolicy {
@@ -132,6 +149,7 @@ struct Policy {
   GangPolicy gang;
   PriorityPolicy priority;
   TopologyPolicy topology;
+  PreemptionPolicy preemption;
   LabelPolicy label_policy;
   DefinitionPolicy definition_policy;
   std::vector<TenantRule> tenants;  // first match wins

@@ -86,6 +86,36 @@ void check_toleration(const json& toleration, const std::string& where) {
   }
 }
 
+// Whether `text` is a duration as Go's time.ParseDuration reads it (metav1.Duration, which KAI parses
+// kai.scheduler/preemption-delay with): one or more decimal numbers each with a unit, "10m", "1h30m",
+// "1.5s"; a lone "0" too.
+bool go_duration(const std::string& text) {
+  if (text == "0") return true;
+  static const char* kUnits[] = {"ns", "us", "\u00b5s", "ms", "s", "m", "h"};
+  std::size_t i = 0;
+  if (i < text.size() && (text[i] == '+' || text[i] == '-')) ++i;
+  if (i == text.size()) return false;
+  while (i < text.size()) {
+    const std::size_t digits = i;
+    while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
+    bool number = i > digits;
+    if (i < text.size() && text[i] == '.') {
+      const std::size_t fraction = ++i;
+      while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
+      number = number || i > fraction;
+    }
+    if (!number) return false;
+    std::size_t unit_length = 0;
+    for (const char* unit : kUnits) {
+      const std::string_view u(unit);
+      if (text.compare(i, u.size(), u) == 0 && u.size() > unit_length) unit_length = u.size();
+    }
+    if (unit_length == 0) return false;
+    i += unit_length;
+  }
+  return true;
+}
+
 // `allowed` and `enforcement` of a scheduling choice (scheduling.queue, priority): globs of what a
 // workload may name, each a label value with '*' (the values are label values).
 AllowedChoices read_allowed_choices(Section& section) {
@@ -147,6 +177,15 @@ void parse_sections(Section& top, Policy& policy) {
       policy.scheduling.default_queue = queue.string("default");
       policy.scheduling.namespace_label = queue.string("namespaceLabel");
       policy.scheduling.queues = read_allowed_choices(queue);
+      Section pool(sc.get("nodePool"), "scheduling.nodePool");
+      policy.scheduling.node_pool_label = pool.string("label", policy.scheduling.node_pool_label);
+      policy.scheduling.node_pool = pool.string("name");
+      if (auto e = label_key_error(policy.scheduling.node_pool_label); !e.empty()) {
+        throw InputError("scheduling.nodePool.label: \"" + policy.scheduling.node_pool_label + "\" " + e);
+      }
+      if (auto e = label_value_error(policy.scheduling.node_pool); !e.empty()) {
+        throw InputError("scheduling.nodePool.name: \"" + policy.scheduling.node_pool + "\" " + e);
+      }
       if (policy.scheduling.queues.restricted() && policy.scheduling.queue_label.empty()) {
         throw InputError("scheduling.queue.allowed: needs scheduling.queue.label");
       }
@@ -217,6 +256,19 @@ void parse_sections(Section& top, Policy& policy) {
         std::string e = dns_subdomain_error(name);
         if (e.empty()) e = label_value_error(name);
         if (!e.empty()) throw InputError("priority.className: \"" + name + "\" " + e);
+      }
+    }
+    {
+      Section preemption(top.get("preemption"), "preemption");
+      policy.preemption.preemptibility = preemption.string("preemptibility");
+      policy.preemption.delay = preemption.string("delay");
+      const std::string& p = policy.preemption.preemptibility;
+      if (!p.empty() && p != "preemptible" && p != "non-preemptible") {
+        throw InputError("preemption.preemptibility: \"" + p + "\" is not one of preemptible, non-preemptible");
+      }
+      if (!policy.preemption.delay.empty() && !go_duration(policy.preemption.delay)) {
+        throw InputError("preemption.delay: \"" + policy.preemption.delay +
+                         "\" is not a duration as KAI reads it (Go's: 30s, 10m, 1h30m)");
       }
     }
     {

@@ -19,7 +19,8 @@ namespace {
 json json_field_of(const TenantRule* rule) { return rule == nullptr ? json(nullptr) : json(rule->name); }
 
 // The sections a tenant rule may override (the global policy's, merged with the rule's own).
-constexpr const char* kTenantSections[] = {"podTemplates", "scheduling", "gpu", "gang", "labelPolicy", "priority", "topology"};
+constexpr const char* kTenantSections[] = {"podTemplates", "scheduling", "gpu",      "gang",
+                                           "labelPolicy",  "priority",   "topology", "preemption"};
 
 // A namespace name glob: what a namespace name may hold (a DNS label: lowercase letters, digits, '-'),
 // and '*'.

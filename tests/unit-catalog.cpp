@@ -151,9 +151,9 @@ void check_entry(const json& entry, const std::filesystem::path& corpus) {
   json fully_patched = full.patch.empty() ? object : test::kubectl_apply(object, full.patch.value());
   CHECK(karta::mutate_workload(fully_patched, *definition, full_policy()).patch.value() == json::array());
 
-  // The gang size written (null: none, for kinds outside the default gang.kinds, batch Job and JobSet, or
-  // without gangScheduling), and the state: no sample has a
-  // status, so every one is Undefined.
+  // The gang size written: none, since the full policy asks for no kind's gang (gang.kinds is empty by
+  // default; tests/unit-kai-hints.cpp has the JobSet's and the batch Job's when asked), and the state: no
+  // sample has a status, so every one is Undefined.
   json annotations = fully_patched["metadata"].value("annotations", json::object());
   json gang = annotations.contains("kai.scheduler/batch-min-member") ? annotations["kai.scheduler/batch-min-member"] : json();
   CHECK(gang == entry["gangMinMember"]);

@@ -17,8 +17,8 @@ namespace test = karta::test;
 namespace {
 
 const karta::Policy& gang_policy() {
-  // The figure of every kind with gangScheduling that this file checks: each is named in gang.kinds (by
-  // default only a batch Job and a JobSet get the annotation; unit-tenants.cpp checks which kinds do).
+  // The figure of every kind with gangScheduling that this file checks: each is named in gang.kinds (none
+  // is by default; unit-tenants.cpp and unit-kai-hints.cpp check which kinds get it).
   static const karta::Policy policy = test::policy_from_yaml(R"(
 gang:
   minMemberAnnotation: kai.scheduler/batch-min-member
@@ -146,7 +146,9 @@ struct GangExample {
 
 TEST_CASE("every catalog framework's figure, from the replicas its definition reads") {
   const std::vector<GangExample> examples = {
-      {"status/jobset-running.yaml", "4"},                      // 2 Jobs x parallelism 2
+      // A JobSet's root figure is KAI v0.16+'s minSubGroup, its count of replicatedJobs (unit-kai-hints.cpp):
+      // 1 here, whatever its 2 Jobs x parallelism 2 pods.
+      {"status/jobset-running.yaml", "1"},
       {"status/leaderworkerset-running.yaml", "8"},             // 2 groups of size 4 (no leaderTemplate)
       {"status/pytorchjob-running.yaml", "4"},                  // Master 1 + Worker 3
       {"status/mpijob-v1-running.yaml", "3"},                   // Launcher 1 + Worker 2

@@ -32,6 +32,19 @@ const karta::CompiledDefinition& jobset_definition() {
   return *definition;
 }
 
+// The catalog's JobSet definition under a kind of its own (example.com/TrainSet): its gang is then the
+// definition's figure, the pods of its replicated jobs, where a JobSet's is what KAI reads on a JobSet
+// (unit-kai-hints.cpp). For the checks of how that figure is counted.
+const karta::CompiledDefinition& trainset_definition() {
+  static const auto definition = [] {
+    std::string text = karta::read_text_file(test::source_dir() / "definitions/catalog/jobset.x-k8s.io-jobset-v1alpha2.yaml");
+    const std::string kind = "kind: {group: jobset.x-k8s.io, version: v1alpha2, kind: JobSet}";
+    text.replace(text.find(kind), kind.size(), "kind: {group: example.com, version: v1, kind: TrainSet}");
+    return test::compile_definition(text);
+  }();
+  return *definition;
+}
+
 }  // namespace
 
 TEST_CASE("the demo JobSet's two pod templates are labelled and annotated, and the leader keeps its own label") {
@@ -156,9 +169,9 @@ TEST_CASE("a template that is no object is skipped; the next of its component ke
   object["spec"]["replicatedJobs"][1]["replicas"] = 3;
   auto policy = test::policy_from_yaml(R"(
 podTemplates: {labels: {platform.example.com/role: "{{instance}}"}}
-gang: {minMemberAnnotation: kai.scheduler/batch-min-member}
+gang: {minMemberAnnotation: kai.scheduler/batch-min-member, kinds: [example.com/TrainSet]}
 )");
-  auto outcome = karta::mutate_workload(object, jobset_definition(), policy);
+  auto outcome = karta::mutate_workload(object, trainset_definition(), policy);
   CHECK(outcome.templates == 1);
   CHECK(outcome.notes == std::vector<std::string>{
       "replicatedjob: /spec/replicatedJobs/0/template/spec/template is a string, not an object; skipped"});
@@ -184,14 +197,14 @@ TEST_CASE("regression: a string replica count times a huge parallelism does not 
 
 TEST_CASE("replica counts beyond int32, fractional or negative are refused with a note, never cast") {
   // No CRD schema need bound a replica count; 1e300 cast to an integer is undefined behaviour.
-  const char* gang_policy = "gang: {minMemberAnnotation: kai.scheduler/batch-min-member}\n";
+  const char* gang_policy = "gang: {minMemberAnnotation: kai.scheduler/batch-min-member, kinds: [example.com/TrainSet]}\n";
   for (const auto& [replicas, shown] : std::vector<std::pair<json, std::string>>{
            {1e300, "1e+300"}, {2147483648.0, "2147483648"}, {2.5, "2.5"}, {-3, "-3"}}) {
     CAPTURE(shown);
     json object = demo_jobset();
     object["spec"]["replicatedJobs"][1]["replicas"] = replicas;
     object["spec"]["replicatedJobs"][1]["template"]["spec"]["parallelism"] = 1;
-    auto outcome = karta::mutate_workload(object, jobset_definition(), test::policy_from_yaml(gang_policy));
+    auto outcome = karta::mutate_workload(object, trainset_definition(), test::policy_from_yaml(gang_policy));
     CHECK(outcome.notes == std::vector<std::string>{"replicatedjob worker: replicas " + shown +
                                                     " is not a replica count (an integer from 0 to 2147483647); 1 assumed"});
     // The leader's 1 and the worker's assumed 1.
@@ -201,7 +214,7 @@ TEST_CASE("replica counts beyond int32, fractional or negative are refused with 
   json largest = demo_jobset();
   largest["spec"]["replicatedJobs"][1]["replicas"] = 2147483647;
   largest["spec"]["replicatedJobs"][1]["template"]["spec"]["parallelism"] = 1;
-  auto outcome = karta::mutate_workload(largest, jobset_definition(), test::policy_from_yaml(gang_policy));
+  auto outcome = karta::mutate_workload(largest, trainset_definition(), test::policy_from_yaml(gang_policy));
   CHECK(outcome.notes.empty());
   CHECK(outcome.patch.value() == json::parse(R"([{"op":"add","path":"/metadata/annotations",
                                                   "value":{"kai.scheduler/batch-min-member":"2147483648"}}])"));

@@ -61,7 +61,7 @@ double total_gpus(const std::string& sample, std::size_t index) {
 
 }  // namespace
 
-TEST_CASE("the demo JobSet with a CPU-only role gets scheduler, queue, role labels, GPU tolerations, total and gang") {
+TEST_CASE("the demo JobSet with a CPU-only role gets scheduler, queue, role labels, GPU tolerations and total, no gang") {
   json object = test::document(test::source_dir() / "tests/data/jobset-demo-cpu-role.yaml");
   auto policy = test::policy_from_yaml(kPolicy);
   auto outcome = karta::mutate_workload(object, definition_for(object), policy, {"research", "CREATE"});
@@ -79,7 +79,7 @@ TEST_CASE("the demo JobSet with a CPU-only role gets scheduler, queue, role labe
     {"op":"add","path":"/spec/replicatedJobs/2/template/spec/template/metadata","value":{"labels":{
       "kai.scheduler/queue":"default-queue","platform.example.com/managed":"true","platform.example.com/role":"coordinator"}}},
     {"op":"add","path":"/spec/replicatedJobs/2/template/spec/template/spec/schedulerName","value":"kai-scheduler"},
-    {"op":"add","path":"/metadata/annotations","value":{"kai.scheduler/batch-min-member":"4","platform.example.com/gpu-total":"12"}}
+    {"op":"add","path":"/metadata/annotations","value":{"platform.example.com/gpu-total":"12"}}
   ])"));
   CHECK(outcome.total_gpus == 12);  // leader 1 x 4 + worker 2 x 4; the coordinator asks for none
   CHECK(outcome.warnings.empty());
@@ -88,7 +88,8 @@ TEST_CASE("the demo JobSet with a CPU-only role gets scheduler, queue, role labe
   const json& jobs = patched["spec"]["replicatedJobs"];
   CHECK_FALSE(jobs[2]["template"]["spec"]["template"]["spec"].contains("tolerations"));
   CHECK(patched["metadata"]["annotations"]["platform.example.com/gpu-total"] == "12");
-  CHECK(patched["metadata"]["annotations"]["kai.scheduler/batch-min-member"] == "4");
+  // No gang size: KAI computes a JobSet's itself, and this policy asks for no kind's (gang.kinds).
+  CHECK_FALSE(patched["metadata"]["annotations"].contains("kai.scheduler/batch-min-member"));
   // Never the pod-level keys KAI owns.
   CHECK(patched.dump().find("pod-group-name") == std::string::npos);
   CHECK(patched.dump().find("kai.scheduler/subgroup-name") == std::string::npos);

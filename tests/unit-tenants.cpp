@@ -92,7 +92,6 @@ json jobset_patch(const std::string& queue, const json& extra_labels = json::obj
       {{"op", "add"}, {"path", "/metadata/labels"}, {"value", {{"kai.scheduler/queue", queue}}}},
       {{"op", "add"}, {"path", "/spec/replicatedJobs/0/template/spec/template/metadata"}, {"value", {{"labels", labels}}}},
       {{"op", "add"}, {"path", "/spec/replicatedJobs/1/template/spec/template/metadata"}, {"value", {{"labels", labels}}}},
-      {{"op", "add"}, {"path", "/metadata/annotations"}, {"value", {{"kai.scheduler/batch-min-member", "5"}}}},
   });
 }
 
@@ -173,7 +172,7 @@ TEST_CASE("a workload that names its queue keeps it, in a namespace with a queue
     json jobset = sample("jobset-1.yaml", namespace_name);
     jobset["metadata"]["labels"] = {{"kai.scheduler/queue", "own-q"}, {"team", "a"}};
     json patch = patch_of(mutate(state, jobset));
-    REQUIRE(patch.size() == 3);
+    REQUIRE(patch.size() == 2);
     json expected = jobset_patch("own-q", std::string(namespace_name) == "serving-eu"
                                               ? json{{"platform.example.com/tier", "production"}}
                                               : json::object());
@@ -182,11 +181,8 @@ TEST_CASE("a workload that names its queue keeps it, in a namespace with a queue
   }
 }
 
-TEST_CASE("the gang annotation goes on a JobSet and a batch Job, not on PyTorchJob, RayJob or LeaderWorkerSet") {
+TEST_CASE("the gang annotation goes only on the kinds gang.kinds names: none by default") {
   auto state = state_with("gang: {minMemberAnnotation: kai.scheduler/batch-min-member}\n");
-  json annotation5 = json::array(
-      {{{"op", "add"}, {"path", "/metadata/annotations"}, {"value", {{"kai.scheduler/batch-min-member", "5"}}}}});
-  CHECK(patch_of(mutate(state, sample("jobset-1.yaml"))) == annotation5);
   json job = test::yaml(R"(
 apiVersion: batch/v1
 kind: Job
@@ -199,18 +195,19 @@ spec:
       restartPolicy: Never
       containers: [{name: pi, image: perl}]
 )");
-  CHECK(patch_of(mutate(state, job)) ==
-        json::array({{{"op", "add"}, {"path", "/metadata/annotations"}, {"value", {{"kai.scheduler/batch-min-member", "3"}}}}}));
-  for (const char* file : {"pytorchjob-1.yaml", "rayjob-1.yaml", "leaderworkerset-1.yaml"}) {
+  CHECK(patch_of(mutate(state, job)) == json::array());
+  for (const char* file : {"jobset-1.yaml", "pytorchjob-1.yaml", "rayjob-1.yaml", "leaderworkerset-1.yaml"}) {
     CAPTURE(file);
     CHECK(patch_of(mutate(state, sample(file))) == json::array());
   }
 
-  SUBCASE("a policy that names another kind in gang.kinds gets it there") {
+  SUBCASE("a policy that names a kind in gang.kinds gets it there, and only there") {
     auto named = state_with(
-        "gang: {minMemberAnnotation: kai.scheduler/batch-min-member, kinds: [kubeflow.org/PyTorchJob]}\n");
+        "gang: {minMemberAnnotation: kai.scheduler/batch-min-member, kinds: [kubeflow.org/PyTorchJob, batch/Job]}\n");
     CHECK(patch_of(mutate(named, sample("pytorchjob-1.yaml"))) ==
           json::array({{{"op", "add"}, {"path", "/metadata/annotations"}, {"value", {{"kai.scheduler/batch-min-member", "2"}}}}}));
+    CHECK(patch_of(mutate(named, job)) ==
+          json::array({{{"op", "add"}, {"path", "/metadata/annotations"}, {"value", {{"kai.scheduler/batch-min-member", "3"}}}}}));
     CHECK(patch_of(mutate(named, sample("jobset-1.yaml"))) == json::array());
   }
 }
@@ -430,8 +427,7 @@ TEST_CASE("README's worked example: examples/tenants-policy.yaml gives each name
   CHECK(patch[6] == json{{"op", "add"},
                          {"path", "/metadata/annotations"},
                          {"value",
-                          {{"kai.scheduler/batch-min-member", "3"},
-                           {"kai.scheduler/topology", "cluster-topology"},
+                          {{"kai.scheduler/topology", "cluster-topology"},
                            {"kai.scheduler/topology-preferred-placement", "cloud.provider.com/topology-rack"}}}});
 }
 
@@ -459,7 +455,7 @@ TEST_CASE("mutate --namespaces reads the labels from the file and names the tena
                             files.namespaces});
   REQUIRE(run.code == 0);
   CHECK(run.out.substr(0, run.out.find('[')) ==
-        "# " + files.manifest + "#0: jobset.x-k8s.io/v1alpha2 JobSet serving/paralleljobs: 4 patch operations\n"
+        "# " + files.manifest + "#0: jobset.x-k8s.io/v1alpha2 JobSet serving/paralleljobs: 3 patch operations\n"
         "# tenant: production\n");
   CHECK(printed_patch(run.out) == jobset_patch("production-q", {{"platform.example.com/tier", "production"}}));
 }
