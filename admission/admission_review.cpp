@@ -213,6 +213,15 @@ AdmissionDecision AdmissionDecision::invalid(std::string message) {
   return d;
 }
 
+AdmissionDecision AdmissionDecision::unavailable(std::string message) {
+  AdmissionDecision d;
+  d.allowed = false;
+  d.code = 503;
+  d.reason = "ServiceUnavailable";
+  d.message = std::move(message);
+  return d;
+}
+
 AdmissionDecision AdmissionDecision::errored(int code, std::string message) {
   AdmissionDecision d;
   d.allowed = false;

@@ -73,6 +73,8 @@ struct AdmissionDecision {
   static AdmissionDecision patched(JsonPatch patch);
   static AdmissionDecision deny(std::string message);     // 403 Forbidden: policy says no
   static AdmissionDecision invalid(std::string message);  // 422 Invalid: the object is wrong
+  // 503 ServiceUnavailable: not decided, for now (what it needed could not be had in time); retry.
+  static AdmissionDecision unavailable(std::string message);
   static AdmissionDecision errored(int code, std::string message);
 
   std::size_t patch_operations() const { return patch.operations; }

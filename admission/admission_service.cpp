@@ -36,6 +36,11 @@ std::string object_name(const AdmissionRequest& r) {
 
 std::string gvk_key(const GroupVersionKind& kind) { return kind.group + "/" + kind.version + "/" + kind.kind; }
 
+// A namespace's name as a warning, a denial or a log line quotes it: a review may carry any text there
+// (a name is at most 63 characters), and the store's reason why its labels are unknown.
+std::string quoted_namespace(const std::string& name) { return "\"" + bounded_text(name, 80) + "\""; }
+std::string quoted_reason(const std::string& why) { return bounded_text(why, 1000); }
+
 // KAI Scheduler's pod-grouper looks definitions up by these labels.
 AdmissionResult stamp_karta_labels(const AdmissionRequest& request) {
   auto kind = defined_kind(to_json(*request.object));
@@ -144,6 +149,25 @@ void note_tenant(AdmissionResult& result, const TenantDecision& decision) {
   result.notes.push_back(decision.unknown_labels_warning);
 }
 
+// A decision that cannot be made yet (serve awaits the namespace's labels), or that the policy's
+// namespaceLabels.whenUnknown refuses without them.
+std::optional<AdmissionResult> unsettled(const TenantDecision& decision, const std::string* kind_key) {
+  if (!decision.awaiting && decision.refusal.empty()) return std::nullopt;
+  AdmissionResult result;
+  result.kind_key = kind_key;
+  if (decision.awaiting) {
+    result.outcome = "awaiting-namespace";
+    result.awaiting_namespace = true;
+    return result;
+  }
+  result.decision = AdmissionDecision::unavailable(decision.refusal);
+  result.notes.push_back(decision.refusal);
+  result.outcome = "denied:namespace-labels-unknown";
+  result.namespace_labels_unknown = true;
+  result.tenant = decision.choice;
+  return result;
+}
+
 AdmissionResult exempt_result(const TenantDecision& decision) {
   AdmissionResult result{AdmissionDecision::allow(), {}, "skipped:exempt-tenant " + decision.choice.tenant()};
   note_tenant(result, decision);
@@ -162,27 +186,37 @@ std::optional<GroupVersionKind> defined_kind(const json& karta) {
   return GroupVersionKind{text("group"), text("version"), text("kind")};
 }
 
-TenantDecision decide_tenant(const AdmissionState& state, const std::string& namespace_name) {
+TenantDecision decide_tenant(const AdmissionState& state, const std::string& namespace_name, LabelSource source) {
   TenantDecision decision;
   if (!state.policy.needs_namespace_labels()) {
     decision.choice = choose_tenant(state.policy, namespace_name, nullptr);
     return decision;
   }
-  NamespaceLookup lookup = state.namespaces ? state.namespaces->find(namespace_name)
-                                            : NamespaceLookup{std::nullopt, "no namespaces to read them from"};
+  NamespaceLookup lookup = source.awaited       ? *source.awaited
+                           : state.namespaces ? state.namespaces->find(namespace_name)
+                                              : NamespaceLookup{std::nullopt, "no namespaces to read them from"};
   decision.labels = std::move(lookup.labels);
   decision.choice = choose_tenant(state.policy, namespace_name, decision.labels ? &*decision.labels : nullptr);
   // Unknown labels matter unless a rule decided by name gives a policy that reads none (an exempt one).
   const bool mattered = decision.choice.rule == nullptr ||
                         (!decision.choice.exempt() && !decision.choice.policy->scheduling.namespace_label.empty());
-  if (!decision.labels && mattered) {
-    decision.unknown_labels_warning =
-        "namespace \"" + bounded_text(namespace_name) + "\": labels unknown (" + bounded_text(lookup.why_unknown, 256) +
-        "); decided without them: " +
-        (decision.choice.rule != nullptr ? "tenant " + decision.choice.tenant() + " by name"
-                                         : std::string("the global policy")) +
-        ", no queue from namespace labels";
+  if (decision.labels || !mattered) return decision;
+  if (lookup.pending && source.serving) {
+    decision.awaiting = true;
+    return decision;
   }
+  if (lookup.pending) lookup.why_unknown = "not learnt yet";
+  if (source.serving && state.policy.namespace_labels.when_unknown == UnknownLabelsAction::Deny) {
+    decision.refusal = "the labels of namespace " + quoted_namespace(namespace_name) + " could not be read in time (" +
+                       quoted_reason(lookup.why_unknown) +
+                       "); the policy decides by them (namespaceLabels.whenUnknown: deny): retry in a few seconds";
+    return decision;
+  }
+  decision.unknown_labels_warning =
+      "namespace " + quoted_namespace(namespace_name) + ": labels unknown (" + quoted_reason(lookup.why_unknown) +
+      "); decided without them: " +
+      (decision.choice.rule != nullptr ? "tenant " + decision.choice.tenant() + " by name" : std::string("the global policy")) +
+      ", no queue from namespace labels";
   return decision;
 }
 
@@ -191,7 +225,7 @@ bool is_definition_kind(const GroupVersionKind& kind) {
          (kind.group == "optimization.nvidia.com" && kind.version == "v1alpha1" && kind.kind == "ResourceInterface");
 }
 
-AdmissionResult AdmissionService::mutate(const AdmissionRequest& request, const AdmissionState& state) {
+AdmissionResult AdmissionService::mutate(const AdmissionRequest& request, const AdmissionState& state, LabelSource labels) {
   // Cheap allows first: nothing to patch, decided without looking at the object.
   if (request.operation != "CREATE" && request.operation != "UPDATE") {
     return {AdmissionDecision::allow(), {}, "skipped:operation"};
@@ -205,7 +239,8 @@ AdmissionResult AdmissionService::mutate(const AdmissionRequest& request, const 
   if (definition == nullptr) return {AdmissionDecision::allow(), {}, "skipped:no-definition"};
   if (auto skipped = skip_owned(request, state)) return std::move(*skipped);
   // Exemption first: an exempt tenant gets nothing, whatever the policy would default.
-  const TenantDecision tenant = decide_tenant(state, request.namespace_name);
+  const TenantDecision tenant = decide_tenant(state, request.namespace_name, labels);
+  if (auto unsettled_result = unsettled(tenant, kind_key)) return std::move(*unsettled_result);
   if (tenant.choice.exempt()) {
     AdmissionResult result = exempt_result(tenant);
     result.kind_key = kind_key;
@@ -224,7 +259,7 @@ AdmissionResult AdmissionService::mutate(const AdmissionRequest& request, const 
   return result;
 }
 
-AdmissionResult AdmissionService::validate(const AdmissionRequest& request, const AdmissionState& state) {
+AdmissionResult AdmissionService::validate(const AdmissionRequest& request, const AdmissionState& state, LabelSource labels) {
   if (request.operation != "CREATE" && request.operation != "UPDATE") {
     return {AdmissionDecision::allow(), {}, "skipped:operation"};
   }
@@ -234,7 +269,8 @@ AdmissionResult AdmissionService::validate(const AdmissionRequest& request, cons
   const auto [kind_key, definition] = state.catalog.find_entry(request.kind);
   if (definition == nullptr) return {AdmissionDecision::allow(), {}, "skipped:no-definition"};
   if (auto skipped = skip_owned(request, state)) return std::move(*skipped);
-  const TenantDecision tenant = decide_tenant(state, request.namespace_name);
+  const TenantDecision tenant = decide_tenant(state, request.namespace_name, labels);
+  if (auto unsettled_result = unsettled(tenant, kind_key)) return std::move(*unsettled_result);
   if (tenant.choice.exempt()) {
     AdmissionResult result = exempt_result(tenant);
     result.kind_key = kind_key;
@@ -264,9 +300,9 @@ AdmissionResult AdmissionService::validate(const AdmissionRequest& request, cons
   return result;
 }
 
-ReviewReply AdmissionService::answer(AdmissionEndpoint endpoint, std::string_view content_type,
-                                     std::string_view body) const {
-  auto started = std::chrono::steady_clock::now();
+ReviewReply AdmissionService::answer(AdmissionEndpoint endpoint, std::string_view content_type, std::string_view body,
+                                     const AwaitedNamespace* awaited) const {
+  auto started = awaited != nullptr ? awaited->arrived : std::chrono::steady_clock::now();
   const char* endpoint_name = endpoint == AdmissionEndpoint::Mutate ? "mutate" : "validate";
   if (!json_content_type(content_type)) {
     spdlog::warn("admission endpoint={} rejected: content type {}", endpoint_name, bounded_text(content_type));
@@ -284,7 +320,8 @@ ReviewReply AdmissionService::answer(AdmissionEndpoint endpoint, std::string_vie
 
   AdmissionResult result;
   try {
-    result = endpoint == AdmissionEndpoint::Mutate ? mutate(request, *state) : validate(request, *state);
+    const LabelSource labels{.serving = true, .awaited = awaited != nullptr ? &awaited->lookup : nullptr};
+    result = endpoint == AdmissionEndpoint::Mutate ? mutate(request, *state, labels) : validate(request, *state, labels);
   } catch (const std::exception& e) {
     // A bug, not bad input: answer an error so the webhook's failurePolicy decides.
     spdlog::error("admission uid={} endpoint={} kind={} internal error: {}", bounded_text(request.uid), endpoint_name,
@@ -292,6 +329,7 @@ ReviewReply AdmissionService::answer(AdmissionEndpoint endpoint, std::string_vie
     metrics_.record_admission(endpoint_name, request.operation, "error", "error", 0, 0);
     return ReviewReply{ReviewReply::Status::InternalError, "internal error: " + bounded_text(e.what(), 1024)};
   }
+  if (result.awaiting_namespace) return ReviewReply{ReviewReply::Status::AwaitingNamespace, request.namespace_name};
   // What the request sent (its uid, kind, names) and the notes that quote its values are cut and escaped in
   // every log line: a megabyte namespace must not make a megabyte of log per request.
   // Made only when a line is written: the arguments cost allocations even when not logged.

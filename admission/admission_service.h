@@ -5,6 +5,7 @@
 // runtime/admission_http.h maps each ReviewReply to its HTTP status.
 
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -43,13 +44,25 @@ struct AdmissionState {
 // validation reports what is wrong with it.
 std::optional<GroupVersionKind> defined_kind(const json& karta);
 
+// How a decision reads the namespace's labels. Offline (the default): what state.namespaces knows, and
+// labels it does not know are decided without, with a warning. In serve (AdmissionService::answer): a
+// namespace the store has not heard of yet makes the decision wait (AdmissionResult::awaiting_namespace),
+// `awaited` is what that wait came to, and labels that stay unknown get the policy's
+// namespaceLabels.whenUnknown.
+struct LabelSource {
+  bool serving = false;
+  const NamespaceLookup* awaited = nullptr;
+};
+
 // The policy that applies to a workload in one namespace, and what deciding it met.
 struct TenantDecision {
   TenantChoice choice;
   std::optional<LabelMap> labels;  // the namespace's, when learnt
   std::string unknown_labels_warning;  // the policy needed the labels and they are unknown: why, and what applied
+  bool awaiting = false;  // serving: not decided, the store has not heard of the namespace yet
+  std::string refusal;    // serving, whenUnknown deny: the labels mattered and are unknown; the denial's message
 };
-TenantDecision decide_tenant(const AdmissionState& state, const std::string& namespace_name);
+TenantDecision decide_tenant(const AdmissionState& state, const std::string& namespace_name, LabelSource source = {});
 
 // True for run.ai/v1alpha1 Karta and optimization.nvidia.com/v1alpha1 ResourceInterface requests.
 bool is_definition_kind(const GroupVersionKind& kind);
@@ -70,8 +83,10 @@ struct AdmissionResult {
   const std::string* kind_key = nullptr;
   TenantChoice tenant{};  // the tenant rule that applied (none: the global policy), once decided
   // The policy needed the namespace's labels and they were unknown (counted in
-  // karta_namespace_labels_unknown_total; the warning says so to the user).
+  // karta_namespace_labels_unknown_total; the warning or the denial says so to the user).
   bool namespace_labels_unknown = false;
+  // Serving: not decided yet, the namespace's labels are to be awaited (LabelSource).
+  bool awaiting_namespace = false;
 };
 
 // What one call of /mutate or /validate comes to: the response review, or why its envelope was refused.
@@ -84,9 +99,19 @@ struct ReviewReply {
     Malformed,             // not an admission.k8s.io/v1 AdmissionReview, no request.uid, a field of the wrong type
     NotReady,              // the definitions and the policy are not loaded yet
     InternalError,         // a bug, not bad input
+    // Not answered yet: the labels of the namespace in `body` are to be awaited (NamespaceLabels::await),
+    // and the review answered again with what that wait came to.
+    AwaitingNamespace,
   };
   Status status = Status::Answered;
   std::string body;  // the response AdmissionReview (JSON), or the reason (one line of text)
+};
+
+// What the wait for a review's namespace labels came to, for answering it again: the lookup, and when the
+// review arrived (its duration counts the wait).
+struct AwaitedNamespace {
+  NamespaceLookup lookup;
+  std::chrono::steady_clock::time_point arrived;
 };
 
 class AdmissionService {
@@ -103,13 +128,15 @@ class AdmissionService {
   }
   bool ready() const { return state() != nullptr; }
 
-  // One review for /mutate or /validate, with its declared media type ("" counts as JSON). A well-formed
-  // review always gets a review back (Answered), allowed or denied.
-  ReviewReply answer(AdmissionEndpoint endpoint, std::string_view content_type, std::string_view body) const;
+  // One review for /mutate or /validate, with its declared media type ("" counts as JSON), as serve decides
+  // it. A well-formed review gets a review back (Answered), allowed or denied, unless the labels of its
+  // namespace are to be awaited first (AwaitingNamespace); with `awaited`, it is answered.
+  ReviewReply answer(AdmissionEndpoint endpoint, std::string_view content_type, std::string_view body,
+                     const AwaitedNamespace* awaited = nullptr) const;
 
   // The decision for one decoded request; the offline commands call these too.
-  static AdmissionResult mutate(const AdmissionRequest& request, const AdmissionState& state);
-  static AdmissionResult validate(const AdmissionRequest& request, const AdmissionState& state);
+  static AdmissionResult mutate(const AdmissionRequest& request, const AdmissionState& state, LabelSource labels = {});
+  static AdmissionResult validate(const AdmissionRequest& request, const AdmissionState& state, LabelSource labels = {});
 
  private:
   // A mutex, not std::atomic<std::shared_ptr>: libstdc++ 12's atomic shared_ptr unlocks after a load with

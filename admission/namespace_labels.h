@@ -4,7 +4,9 @@
 // (namespaceSelector) and scheduling.queue.namespaceLabel read: `serve` keeps them from a watch of the
 // cluster's Namespaces (runtime/namespace_watch.h), the offline commands read them from --namespaces FILE.
 
+#include <chrono>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -19,13 +21,27 @@ using LabelMap = std::map<std::string, std::string>;
 
 struct NamespaceLookup {
   std::optional<LabelMap> labels;  // none: unknown
-  std::string why_unknown;         // when unknown: why, for the warning ("not in FILE", "GET failed: ...")
+  std::string why_unknown;         // when unknown: why, for the warning ("not in FILE", "no such namespace")
+  // Unknown for now, but await() can learn them (serve's store has not heard of the namespace yet).
+  bool pending = false;
 };
 
 class NamespaceLabels {
  public:
+  using Clock = std::chrono::steady_clock;
   virtual ~NamespaceLabels() = default;
+  // What is known now, without waiting for anything.
   virtual NamespaceLookup find(const std::string& namespace_name) const = 0;
+  // Calls `done` once with the labels, known (or known to be unknown) by `deadline`: at once, on this
+  // thread, when find() is not pending; else later, from a thread of the store's, as soon as they are
+  // learnt or the deadline passes. Never with a pending lookup.
+  virtual void await(const std::string& namespace_name, Clock::time_point deadline,
+                     std::function<void(NamespaceLookup)> done) const {
+    (void)deadline;
+    NamespaceLookup lookup = find(namespace_name);
+    lookup.pending = false;
+    done(std::move(lookup));
+  }
 };
 
 // Namespaces given as objects: the documents of a file, as `kubectl get ns -o yaml` prints them (a v1

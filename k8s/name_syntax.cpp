@@ -33,6 +33,14 @@ std::string dns_subdomain_error(const std::string& prefix) {
   return "";
 }
 
+bool is_dns_label(std::string_view name) {
+  if (name.empty() || name.size() > 63 || name.front() == '-' || name.back() == '-') return false;
+  for (char c : name) {
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-')) return false;
+  }
+  return true;
+}
+
 std::string label_key_error(const std::string& key) {
   auto slash = key.find('/');
   if (slash == std::string::npos) return qualified_name_error(key);

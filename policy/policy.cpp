@@ -78,12 +78,15 @@ std::string SchedulingPolicy::resolved_queue(const std::map<std::string, std::st
 }
 
 bool Policy::needs_namespace_labels() const {
-  if (!scheduling.namespace_label.empty()) return true;
-  for (const TenantRule& rule : tenants) {
-    if (rule.selector && !rule.selector->empty()) return true;
-    if (rule.policy && !rule.policy->scheduling.namespace_label.empty()) return true;
-  }
-  return false;
+  if (!scheduling.namespace_label.empty() || selects_by_labels()) return true;
+  return std::any_of(tenants.begin(), tenants.end(), [](const TenantRule& rule) {
+    return rule.policy && !rule.policy->scheduling.namespace_label.empty();
+  });
+}
+
+bool Policy::selects_by_labels() const {
+  return std::any_of(tenants.begin(), tenants.end(),
+                     [](const TenantRule& rule) { return rule.selector && !rule.selector->empty(); });
 }
 
 Policy parse_policy(const json& document, const std::string& source) {
@@ -93,10 +96,14 @@ Policy parse_policy(const json& document, const std::string& source) {
   try {
     Section top(document, "");
     parse_sections(top, policy);
+    const std::optional<UnknownLabelsAction> when_unknown = read_when_unknown(top);
     json global = document.is_object() ? document : json::object();
     global.erase("tenants");
     policy.document = global;
+    global.erase("namespaceLabels");  // global only: not a section a tenant rule merges into
     policy.tenants = read_tenants(top.get("tenants"), global);
+    policy.namespace_labels.when_unknown =
+        when_unknown.value_or(policy.selects_by_labels() ? UnknownLabelsAction::Deny : UnknownLabelsAction::GlobalPolicy);
   } catch (const InputError& e) {
     throw InputError(source + ": " + e.what());
   }

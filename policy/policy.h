@@ -141,6 +141,18 @@ struct DefinitionPolicy {
   DefinitionPolicyMode mode = DefinitionPolicyMode::Enforce;
 };
 
+// What `serve` does with a workload whose namespace's labels the policy needs (a namespaceSelector, a
+// namespaceLabel) but cannot learn in time: refuse it, asking to retry (Deny), or decide without them,
+// with a warning (GlobalPolicy: rules matched by name, else the global policy). Global only: a rule chosen
+// by labels cannot say what happens when they are unknown. The offline commands always warn.
+enum class UnknownLabelsAction { Deny, GlobalPolicy };
+
+struct NamespaceLabelsPolicy {
+  // As given (whenUnknown), else Deny when a tenant rule has a namespaceSelector (the labels say who the
+  // workload is, and the global policy could lift its tenant's enforce rules), GlobalPolicy otherwise.
+  UnknownLabelsAction when_unknown = UnknownLabelsAction::GlobalPolicy;
+};
+
 struct Policy {
   std::string source = "(none)";
   PodTemplatePolicy pod_templates;
@@ -152,10 +164,13 @@ struct Policy {
   PreemptionPolicy preemption;
   LabelPolicy label_policy;
   DefinitionPolicy definition_policy;
+  NamespaceLabelsPolicy namespace_labels;
   std::vector<TenantRule> tenants;  // first match wins
   json document = json::object();   // the global sections as read (no tenants), for --print-policy
   // Whether deciding needs a namespace's labels: a namespaceSelector rule, or a namespaceLabel anywhere.
   bool needs_namespace_labels() const;
+  // Whether a tenant rule chooses namespaces by their labels (a non-empty namespaceSelector).
+  bool selects_by_labels() const;
 };
 
 // Reads a policy document strictly: an unknown field, a bad label key or value, an unknown placeholder

@@ -1,5 +1,6 @@
 // The sections of a policy (podTemplates, scheduling, gpu, gang, priority, topology, labelPolicy,
-// definitionPolicy), read strictly into the resolved Policy: the global ones, and a tenant's merged with them.
+// definitionPolicy), read strictly into the resolved Policy: the global ones, and a tenant's merged with
+// them; and namespaceLabels, the global policy's only.
 
 #include "policy/policy_sections.h"
 
@@ -310,6 +311,15 @@ void parse_sections(Section& top, Policy& policy) {
       }
       policy.definition_policy.mode = mode == "warn" ? DefinitionPolicyMode::Warn : DefinitionPolicyMode::Enforce;
     }
+}
+
+std::optional<UnknownLabelsAction> read_when_unknown(Section& top) {
+  Section section(top.get("namespaceLabels"), "namespaceLabels");
+  if (section.get("whenUnknown").is_null()) return std::nullopt;
+  const std::string when = section.string("whenUnknown");
+  if (when == "deny") return UnknownLabelsAction::Deny;
+  if (when == "globalPolicy") return UnknownLabelsAction::GlobalPolicy;
+  throw InputError("namespaceLabels.whenUnknown: must be deny or globalPolicy, not \"" + when + "\"");
 }
 
 }  // namespace karta

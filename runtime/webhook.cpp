@@ -76,30 +76,35 @@ Webhook::Webhook(WebhookConfig config)
   }
 
   auto service = service_;
+  // A review whose namespace's labels are still to be learnt is answered later (runtime/admission_http.h).
+  auto admission = [service = std::shared_ptr<const AdmissionService>(service_)](AdmissionEndpoint endpoint) -> DeferringHandler {
+    return [service, endpoint](HttpRequest& r, Deferral& deferral) {
+      return handle_admission(service, endpoint, r, deferral);
+    };
+  };
   std::vector<Route> routes{
-      {"POST", "/mutate",
-       [service](const HttpRequest& r) { return handle_admission(*service, AdmissionEndpoint::Mutate, r); }, {}},
-      {"POST", "/validate",
-       [service](const HttpRequest& r) { return handle_admission(*service, AdmissionEndpoint::Validate, r); },
+      {"POST", "/mutate", {}, {}, admission(AdmissionEndpoint::Mutate)},
+      {"POST", "/validate", {},
        // Validating a definition compiles its jq (~18 ms an expression): off the connection threads. A
        // workload that merely mentions the word is sent there too, which costs it nothing but a hop.
        [](const HttpRequest& r) {
          return r.body.find("\"Karta\"") != std::string::npos || r.body.find("\"ResourceInterface\"") != std::string::npos;
-       }},
-      {"GET", "/healthz", [](const HttpRequest&) { return text_response(200, "ok"); }, {}},
+       },
+       admission(AdmissionEndpoint::Validate)},
+      {"GET", "/healthz", [](const HttpRequest&) { return text_response(200, "ok"); }, {}, {}},
       {"GET", "/readyz",
        [this](const HttpRequest&) {
          std::string why = not_ready_reason();
          return why.empty() ? text_response(200, "ok") : text_response(503, std::move(why));
        },
-       {}},
+       {}, {}},
       {"GET", "/metrics",
        [service, schemas = schemas_](const HttpRequest&) {
          std::string text = service->metrics().render();
          if (schemas) text += cluster_schema_metrics(*schemas);
          return HttpResponse{200, "text/plain; version=0.0.4; charset=utf-8", std::move(text), {}};
        },
-       {}},
+       {}, {}},
   };
   server_ = std::make_unique<HttpsServer>(config_.server, certificates, std::move(routes));
   server_->set_on_shutdown_begin([this] { shutting_down_ = true; });
@@ -338,6 +343,12 @@ std::string Webhook::not_ready_reason() const {
   if (shutting_down_) return "shutting down";
   if (!service_->ready()) return "definitions not loaded";
   if (config_.cluster && !cluster_loaded_) return "waiting for the first LIST of Kartas and CustomResourceDefinitions";
+  // Until then every admission in a namespace would wait for a GET of it.
+  auto state = service_->state();
+  auto namespaces = std::dynamic_pointer_cast<const ClusterNamespaces>(state->namespaces);
+  if (namespaces && state->policy.needs_namespace_labels() && !namespaces->listed()) {
+    return "waiting for the first LIST of Namespaces";
+  }
   return "";
 }
 

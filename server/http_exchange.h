@@ -4,6 +4,7 @@
 // need no socket.
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -26,6 +27,25 @@ struct HttpResponse {
 };
 
 using HttpHandler = std::function<HttpResponse(const HttpRequest&)>;
+
+// How a handler that answers later (Route::deferring) gives its answer: called once, from any thread, with
+// what makes the response. That runs on the connection's thread, as a handler does, and its response is
+// written.
+using Respond = std::function<void(std::function<HttpResponse()> make)>;
+
+// What a deferring handler is given: take() makes the Respond, once, when the handler will answer later
+// (most answer now, and pay nothing for it).
+class Deferral {
+ public:
+  virtual Respond take() = 0;
+
+ protected:
+  ~Deferral() = default;
+};
+
+// A handler that answers now (it returns the response) or later (it returns nothing after taking the
+// deferral's Respond). It may take the request's body: the request is not used after it returns.
+using DeferringHandler = std::function<std::optional<HttpResponse>(HttpRequest& request, Deferral& deferral)>;
 
 // A plain-text answer: `text` and a newline.
 inline HttpResponse text_response(int status, std::string text) {

@@ -7,6 +7,7 @@
 
 #include <array>
 #include <csignal>
+#include <future>
 #include <optional>
 #include <string_view>
 
@@ -240,28 +241,11 @@ class HttpsServer::Session : public std::enable_shared_from_this<HttpsServer::Se
     if (route->offload && route->offload(request)) {
       // Off this thread; the answer comes back to the connection's thread to be written.
       net::post(server_.offload_pool_, [self = shared_from_this(), route, request = std::move(request), reply]() mutable {
-        HttpResponse response = run_handler(*route, request);
-        net::post(self->stream_.get_executor(), [self, response = std::move(response), reply]() mutable {
-          self->write(std::move(response), reply);
-        });
+        self->handle(*route, request, reply, /*on_connection_thread=*/false);
       });
       return;
     }
-    write(run_handler(*route, request), reply);
-  }
-
-  static HttpResponse run_handler(const Route& route, const HttpRequest& request) {
-    try {
-      return route.handler(request);
-    } catch (const std::exception& e) {
-      spdlog::error("handler for {} {} failed: {}", request.method, request.path, e.what());
-      return {500, "text/plain; charset=utf-8", std::string("internal error: ") + e.what() + "\n", {}};
-    }
-  }
-
-  void reply_error(int status, std::string text) {
-    spdlog::warn("{} answered {}: {}", remote(), status, text);
-    write({status, "text/plain; charset=utf-8", std::move(text) + "\n", {}}, Reply{11, /*keep_alive=*/false, false});
+    handle(*route, request, reply, /*on_connection_thread=*/true);
   }
 
   // What the request decided about its response.
@@ -270,6 +254,50 @@ class HttpsServer::Session : public std::enable_shared_from_this<HttpsServer::Se
     bool keep_alive;
     bool head;  // a HEAD request: the headers of the response, no body
   };
+
+  // Runs the route's handler on this thread; its response is written now, or, from a deferring handler
+  // that answers later, when it calls back.
+  void handle(const Route& route, HttpRequest& request, Reply reply, bool on_connection_thread) {
+    std::optional<HttpResponse> response;
+    if (route.deferring) {
+      struct Later final : Deferral {
+        Later(Session& session, Reply reply) : session(session), reply(reply) {}
+        Respond take() override {  // the session lives until the answer is written
+          return [self = session.shared_from_this(), reply = reply](std::function<HttpResponse()> make) {
+            net::post(self->stream_.get_executor(), [self, reply, make = std::move(make)] {
+              self->write(guarded("a deferred answer", [&] { return make(); }), reply);
+            });
+          };
+        }
+        Session& session;
+        Reply reply;
+      } later(*this, reply);
+      response = guarded(request.path, [&] { return route.deferring(request, later); });
+      if (!response) return;
+    } else {
+      response = guarded(request.path, [&] { return route.handler(request); });
+    }
+    if (on_connection_thread) return write(std::move(*response), reply);
+    net::post(stream_.get_executor(), [self = shared_from_this(), response = std::move(*response), reply]() mutable {
+      self->write(std::move(response), reply);
+    });
+  }
+
+  // A handler's answer, or a 500 when it throws.
+  template <class Handler>
+  static auto guarded(std::string_view what, Handler&& handler) -> decltype(handler()) {
+    try {
+      return handler();
+    } catch (const std::exception& e) {
+      spdlog::error("handler for {} failed: {}", what, e.what());
+      return HttpResponse{500, "text/plain; charset=utf-8", std::string("internal error: ") + e.what() + "\n", {}};
+    }
+  }
+
+  void reply_error(int status, std::string text) {
+    spdlog::warn("{} answered {}: {}", remote(), status, text);
+    write({status, "text/plain; charset=utf-8", std::move(text) + "\n", {}}, Reply{11, /*keep_alive=*/false, false});
+  }
 
   // The response is serialized by hand into one buffer, so it leaves in one TLS record and one send
   // (Asio's SSL stream writes a buffer sequence one buffer at a time). Bodies too big to copy cheaply
@@ -516,7 +544,19 @@ const Route* HttpsServer::find_route(const HttpRequest& request, HttpResponse& r
 HttpResponse HttpsServer::dispatch(const HttpRequest& request) const {
   HttpResponse refusal;
   const Route* route = find_route(request, refusal);
-  return route != nullptr ? route->handler(request) : refusal;
+  if (route == nullptr) return refusal;
+  if (!route->deferring) return route->handler(request);
+  // An answer given later is waited for here, and made on the thread that gives it.
+  struct Later final : Deferral {
+    Respond take() override {
+      return [promise = promise](std::function<HttpResponse()> make) { promise->set_value(make()); };
+    }
+    std::shared_ptr<std::promise<HttpResponse>> promise = std::make_shared<std::promise<HttpResponse>>();
+  } later;
+  std::future<HttpResponse> answer = later.promise->get_future();
+  HttpRequest own = request;
+  if (auto now = route->deferring(own, later)) return *now;
+  return answer.get();
 }
 
 std::size_t HttpsServer::open_connections() const {

@@ -66,6 +66,9 @@ struct Route {
   // When set and true for a request, the handler runs on a separate worker pool instead of the
   // connection's thread, so slow work (compiling a definition's jq) cannot stall other requests.
   std::function<bool(const HttpRequest&)> offload;
+  // When set, runs instead of `handler` and may answer later: a request that waits for something (the
+  // labels of an admission's namespace) holds no thread while it waits, only its connection.
+  DeferringHandler deferring;
 };
 
 class HttpsServer {
@@ -95,7 +98,8 @@ class HttpsServer {
   std::size_t open_connections() const;
   bool stopping() const { return stopping_.load(); }
 
-  // Answers one request without a socket (tests and fuzzers use it): routing, 404 and 405.
+  // Answers one request without a socket (tests and fuzzers use it): routing, 404 and 405. A deferring
+  // handler's later answer is waited for.
   HttpResponse dispatch(const HttpRequest& request) const;
   // The route for a request, or nullptr with the 404/405 answer in `refusal`.
   const Route* find_route(const HttpRequest& request, HttpResponse& refusal) const;

@@ -1,7 +1,8 @@
 // End to end: the webhook watching the cluster's Namespaces (metadata only) for its tenant rules and
 // scheduling.queue.namespaceLabel, against the local API server: a namespace relabelled while serving
-// changes the next answer; a namespace it cannot learn gets the global policy, with a warning, a log line
-// and a metric; `mutate --namespaces` answers as serve does.
+// changes the next answer; a namespace it cannot learn is refused (or, as the policy says, gets the global
+// policy with a warning), logged and counted; `mutate --namespaces` answers as serve does.
+// e2e-namespace-lookups.cpp has how serve looks up a namespace its watch has not told of.
 
 #include <doctest/doctest.h>
 
@@ -61,7 +62,7 @@ struct Cluster {
   std::unique_ptr<test::RunningWebhook> running;
   std::unique_ptr<test::HttpsClient> client;
 
-  explicit Cluster(std::vector<json> namespaces, bool forbidden = false) {
+  explicit Cluster(std::vector<json> namespaces, bool forbidden = false, const std::string& policy = kPolicy) {
     server.serve(kNamespaces, std::move(namespaces));
     if (forbidden) server.forbid("", "namespaces");
     running = std::make_unique<test::RunningWebhook>(
@@ -69,7 +70,7 @@ struct Cluster {
           config.cluster = server.connection();
           config.watcher_options = test::kube_fixtures::test_options();
         },
-        kPolicy);
+        policy);
     client = std::make_unique<test::HttpsClient>(running->port, running->certificates.ca);
   }
   json response(const json& object) {
@@ -117,9 +118,12 @@ TEST_CASE("a namespace relabelled while serving changes the next admission's ans
 
 TEST_CASE("mutate --namespaces gives the same patch as serve for the same namespace labels") {
   const json labels = {{"tier", "production"}, {"kubernetes.io/metadata.name", "serving"}};
-  Cluster cluster(std::vector<json>{namespace_object("serving", labels), namespace_object("research", {{"runai/queue", "research-q"}})});
+  // A namespace that does not exist ("elsewhere"): serve decides without its labels, as mutate does.
+  const std::string policy = std::string(kPolicy) + "namespaceLabels: {whenUnknown: globalPolicy}\n";
+  Cluster cluster(std::vector<json>{namespace_object("serving", labels), namespace_object("research", {{"runai/queue", "research-q"}})},
+                  /*forbidden=*/false, policy);
   test::TempDir dir;
-  std::ofstream(dir.path / "policy.yaml") << kPolicy;
+  std::ofstream(dir.path / "policy.yaml") << policy;
   // As `kubectl get ns -o yaml` prints them: a v1 List.
   std::ofstream(dir.path / "ns.yaml") << json{{"apiVersion", "v1"},
                                               {"kind", "List"},
@@ -138,49 +142,30 @@ TEST_CASE("mutate --namespaces gives the same patch as serve for the same namesp
   CHECK(cluster.patch(jobset("serving")) == jobset_patch("production-q", {{"platform.example.com/tier", "production"}}));
 }
 
-TEST_CASE("a namespace whose labels cannot be read gets the global policy, a warning, a log line and a metric") {
-  Cluster cluster(std::vector<json>{namespace_object("research", {{"runai/queue", "research-q"}})}, /*forbidden=*/true);
-  json response = cluster.response(jobset("research"));
-  CHECK(test::decoded_patch(json{{"response", response}}) == jobset_patch("default-queue"));
-  const std::string request = "GET https://127.0.0.1:" + std::to_string(cluster.server.port()) + "/api/v1/namespaces/research";
-  REQUIRE(response["warnings"].size() == 1);
-  const std::string warning = response["warnings"][0].get<std::string>();
-  CHECK(warning.starts_with("namespace \"research\": labels unknown (not seen yet, and GET failed: " + request));
-  CHECK(warning.find("forbidden") != std::string::npos);
-  CHECK(warning.size() <= 240);
-  CHECK(cluster.client->request("GET", "/metrics").body.find("karta_namespace_labels_unknown_total{endpoint=\"mutate\"} 1\n") !=
-        std::string::npos);
-}
-
-TEST_CASE("the namespace store GETs a namespace it has not seen, as metadata, and pauses after a refused GET, not after a 404") {
-  test::TempDir dir;
-  FakeApiServer server{dir.path, {}};
-  server.serve(kNamespaces, {namespace_object("research", {{"runai/queue", "research-q"}})});
-  karta::ClusterNamespaces namespaces(server.connection(), test::kube_fixtures::test_options(), 2s, 60s);  // not started
-  auto found = namespaces.find("research");
-  CHECK(found.labels == karta::LabelMap{{"runai/queue", "research-q"}});
-  REQUIRE(server.received().size() == 1);
-  CHECK(server.received()[0].target == "/api/v1/namespaces/research");
-  CHECK(server.received()[0].accept == "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json");
-  // Kept: not asked again.
-  CHECK(namespaces.find("research").labels == karta::LabelMap{{"runai/queue", "research-q"}});
-  CHECK(server.received().size() == 1);
-
-  // A namespace that does not exist: unknown, and the next GET is not held back.
-  auto missing = namespaces.find("gone");
-  CHECK_FALSE(missing.labels);
-  CHECK(missing.why_unknown.starts_with("not seen yet, and GET failed: GET https://127.0.0.1:" +
-                                        std::to_string(server.port()) + "/api/v1/namespaces/gone"));
-  CHECK(server.received().size() == 2);
-  // A GET the API server refuses: unknown, and within the pause no GET, the last failure given.
-  server.forbid("", "namespaces");
-  auto denied = namespaces.find("other");
-  CHECK(denied.why_unknown.find("forbidden") != std::string::npos);
-  CHECK(server.received().size() == 3);
-  auto paused = namespaces.find("third");
-  CHECK(paused.why_unknown == "not seen yet, and the last GET failed: " +
-                                  denied.why_unknown.substr(std::string("not seen yet, and GET failed: ").size()));
-  CHECK(server.received().size() == 3);
+TEST_CASE("a namespace whose labels cannot be read is refused, said and counted; with whenUnknown: globalPolicy it gets the global policy, with a warning") {
+  SUBCASE("by default, with a rule that selects by labels: refused, asking to retry") {
+    Cluster cluster(std::vector<json>{namespace_object("research", {{"runai/queue", "research-q"}})}, /*forbidden=*/true);
+    CHECK(cluster.response(jobset("research")) ==
+          json{{"uid", "uid-1"},
+               {"allowed", false},
+               {"status", {{"code", 503}, {"reason", "ServiceUnavailable"},
+                           {"message", "the labels of namespace \"research\" could not be read in time (GET answered 403 "
+                                       "Forbidden); the policy decides by them (namespaceLabels.whenUnknown: deny): retry in a "
+                                       "few seconds"}}}});
+    CHECK(cluster.client->request("GET", "/metrics").body.find("karta_namespace_labels_unknown_total{endpoint=\"mutate\"} 1\n") !=
+          std::string::npos);
+  }
+  SUBCASE("globalPolicy") {
+    Cluster cluster(std::vector<json>{namespace_object("research", {{"runai/queue", "research-q"}})}, /*forbidden=*/true,
+                    std::string(kPolicy) + "namespaceLabels: {whenUnknown: globalPolicy}\n");
+    json response = cluster.response(jobset("research"));
+    CHECK(test::decoded_patch(json{{"response", response}}) == jobset_patch("default-queue"));
+    CHECK(response["warnings"] ==
+          json::array({"namespace \"research\": labels unknown (GET answered 403 Forbidden); decided without them: the "
+                       "global policy, no queue from namespace labels"}));
+    CHECK(cluster.client->request("GET", "/metrics").body.find("karta_namespace_labels_unknown_total{endpoint=\"mutate\"} 1\n") !=
+          std::string::npos);
+  }
 }
 
 TEST_CASE("audit of a cluster lists its namespaces when the policy reads their labels, and names each tenant") {

@@ -181,6 +181,13 @@ void FakeApiServer::Impl::make_unavailable(const std::string& group, const std::
   on_io([&] { unavailable_.insert(group.empty() ? "/api/" + version : "/apis/" + group + "/" + version); });
 }
 
+void FakeApiServer::Impl::delay_gets(const std::string& target_prefix, std::chrono::milliseconds delay) {
+  on_io([&] {
+    if (delay.count() > 0) get_delays_[target_prefix] = delay;
+    else get_delays_.erase(target_prefix);
+  });
+}
+
 std::vector<Received> FakeApiServer::Impl::received() const {
   return on_io([&] { return received_; });
 }
@@ -293,6 +300,11 @@ void FakeApiServer::Impl::handle(const std::shared_ptr<Session>& session,
                        "HTTP/" + std::to_string(request.version() / 10) + "." + std::to_string(request.version() % 10),
                        std::string(request[http::field::authorization]),
                        std::string(request[http::field::accept]), session->client_name(), Clock::now()});
+  if (request.method() == http::verb::get) {
+    for (const auto& [prefix, delay] : get_delays_) {
+      if (target.starts_with(prefix)) session->hold_next_answer(delay);
+    }
+  }
   if (failures_left_ > 0) {
     --failures_left_;
     json body =
@@ -416,6 +428,14 @@ std::vector<std::string> FakeApiServer::request_lines() const {
   return lines;
 }
 std::vector<std::string> FakeApiServer::targets() const { return impl_->targets(); }
+void FakeApiServer::delay_gets(const std::string& target_prefix, std::chrono::milliseconds delay) {
+  impl_->delay_gets(target_prefix, delay);
+}
+std::size_t FakeApiServer::requests_for(const std::string& path) const {
+  std::size_t count = 0;
+  for (const std::string& target : impl_->targets()) count += target.substr(0, target.find('?')) == path ? 1 : 0;
+  return count;
+}
 std::vector<std::string> FakeApiServer::raw_heads() const { return impl_->raw_heads(); }
 void FakeApiServer::answer_raw(const std::string& path, int status, std::string body) {
   impl_->answer_raw(path, status, std::move(body));

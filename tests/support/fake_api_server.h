@@ -189,6 +189,14 @@ class FakeApiServer {
   // answer: a CRD nested 60,000 levels deep, an answer of 40 MiB.
   void answer_raw(const std::string& path, int status, std::string body);
 
+  // From now on, the answer to a GET whose target (path and query) starts with `target_prefix` is made
+  // when the request arrives and sent `delay` later, as from a slow API server; other requests are
+  // answered meanwhile. A later call for the same prefix replaces its delay; a zero delay removes it.
+  // Watches are not delayed.
+  void delay_gets(const std::string& target_prefix, std::chrono::milliseconds delay);
+  // How many requests came for `path` (the target without its query).
+  std::size_t requests_for(const std::string& path) const;
+
   // Every request head (request line and headers, up to the blank line) exactly as its bytes arrived,
   // before any parsing: what a header injected with CR/LF or a smuggled second request would show in.
   std::vector<std::string> raw_heads() const;
