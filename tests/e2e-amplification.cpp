@@ -36,13 +36,15 @@ struct CapturedLog {
   }
 };
 
-// A policy whose tenant rules read namespace labels (none can be had: no cluster) and that puts the
-// namespace and the queue in labels, so a hostile namespace or queue is quoted in warnings and notes.
+// A policy whose tenant rules read namespace labels (none can be had: no cluster, and the policy decides
+// without them, with a warning that quotes the namespace) and that puts the namespace and the queue in
+// labels, so a hostile namespace or queue is quoted in warnings and notes.
 const char* const kPolicy = R"(
 podTemplates:
   labels: {platform.example.com/namespace: "{{namespace}}"}
 scheduling:
   queue: {label: kai.scheduler/queue, default: default-queue}
+namespaceLabels: {whenUnknown: globalPolicy}
 tenants:
 - name: production
   namespaceSelector: {matchLabels: {tier: production}}
