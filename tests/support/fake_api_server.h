@@ -185,6 +185,12 @@ class FakeApiServer {
   // across all namespaces is denied once any namespace is, as it needs a ClusterRole.
   void forbid(const std::string& group, const std::string& plural, const std::string& namespace_name = "");
 
+  // From now on every GET whose path (without its query) starts with `path_prefix` is answered `delay`
+  // after it arrived, as a slow API server answers: a timer on the server's one I/O thread, so its other
+  // requests (the watches, other GETs) are answered meanwhile. A later call for the same prefix replaces
+  // the delay; 0 removes it.
+  void delay_gets(const std::string& path_prefix, std::chrono::milliseconds delay);
+
   // A GET of `path` (without its query) gets `status` and `body` as given, as a hostile server might
   // answer: a CRD nested 60,000 levels deep, an answer of 40 MiB.
   void answer_raw(const std::string& path, int status, std::string body);

@@ -153,6 +153,9 @@ class FakeApiServer::Impl {
   void fail_next(int count, int status);
   void set_token(const std::string& token);
   void make_unavailable(const std::string& group, const std::string& version);
+  void delay_gets(const std::string& path_prefix, std::chrono::milliseconds delay);
+  // I/O thread: how long `request` waits before it is answered (delay_gets), 0 for most.
+  std::chrono::milliseconds delay_of(const http::request<http::string_body>& request) const;
 
   std::vector<Received> received() const;
   std::vector<std::string> raw_heads() const;
@@ -175,7 +178,9 @@ class FakeApiServer::Impl {
   void publish(Served& served, const std::string& type, json object);
   // An event as `session` asked for it: nothing when it watches another collection.
   static void send_to(Session& session, const std::map<std::string, json>* objects, const json& event);
+  // Notes the request in received_, then answers it (at once, or after its delay_gets delay).
   void handle(const std::shared_ptr<Session>& session, const http::request<http::string_body>& request);
+  void answer(const std::shared_ptr<Session>& session, const http::request<http::string_body>& request);
 
   // A request for a collection or one object of a served resource.
   struct Target {
@@ -227,6 +232,7 @@ class FakeApiServer::Impl {
   std::vector<Received> received_;
   std::vector<std::string> raw_heads_;
   std::map<std::string, std::pair<int, std::string>> raw_answers_;  // by path
+  std::map<std::string, std::chrono::milliseconds> delayed_gets_;  // by path prefix
 };
 
 }  // namespace karta::test
