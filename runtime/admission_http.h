@@ -6,12 +6,25 @@
 // reason in plain text, so the cluster's failurePolicy decides (as Kyverno does):
 //   415 the body is not declared as JSON; 400 not an AdmissionReview; 503 nothing loaded yet; 500 a bug.
 
+#include <chrono>
+#include <optional>
+#include <string_view>
+
 #include "admission/admission_service.h"
 #include "server/http_exchange.h"
 
 namespace karta {
 
 HttpResponse to_http_response(ReviewReply reply);
+
+// The API server calls a webhook with ?timeout=DURATION (Go's time.Duration text: "5s", "10s", "1m0s",
+// "1.5s", "500ms") and gives up on it then. What one review may spend waiting on the API server itself
+// (a Karta's CRD, on /validate): that timeout less a margin for the answer's way back (1 s, or half of a
+// timeout under 2 s), at most kDefaultReviewBudget (3 s); 3 s when the call gives no timeout that parses.
+std::chrono::milliseconds review_budget(std::string_view query);
+// Go's time.Duration text as a number of milliseconds (rounded down); nullopt when it is not one, or not
+// positive.
+std::optional<std::chrono::milliseconds> parse_go_duration(std::string_view text);
 
 // What the server's /mutate and /validate routes run.
 HttpResponse handle_admission(const AdmissionService& service, AdmissionEndpoint endpoint, const HttpRequest& request);

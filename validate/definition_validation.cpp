@@ -162,6 +162,7 @@ DefinitionReport validate_definition(const json& document, const CrdLookup& crds
   // Paths read from the workload, against the CRD of the root kind.
   const CrdSchema* crd = crds ? crds(d.root_kind()) : nullptr;
   if (crd == nullptr) {
+    report.unknown_crd_warning = report.warnings.size();
     report.warnings.push_back("no CustomResourceDefinition known for " + d.root_kind().to_string() +
                               ": paths not verified against a schema");
     return report;
