@@ -132,7 +132,10 @@ AdmissionResult validate_karta(const AdmissionRequest& request, const AdmissionS
     for (auto& fault : report.faults) result.decision.warnings.push_back(short_warning(std::move(fault)));
     result.outcome = "allowed:faults";
     result.definition_faults_admitted = count;
-    if (kind) result.defined_kind = gvk_key(*kind);
+    // A label per kind a loaded definition registers, one for every other: the kinds of Kartas sent to
+    // /validate are the senders' to choose, and each label value is a series /metrics keeps for good.
+    const std::string* registered = kind ? state.catalog.find_key(*kind) : nullptr;
+    result.defined_kind = registered != nullptr ? *registered : "other";
   } else {
     std::string message = "Karta " + request.name + " is invalid: ";
     for (std::size_t i = 0; i < report.faults.size(); ++i) message += (i == 0 ? "" : "; ") + report.faults[i];
