@@ -181,21 +181,11 @@ void FakeApiServer::Impl::make_unavailable(const std::string& group, const std::
   on_io([&] { unavailable_.insert(group.empty() ? "/api/" + version : "/apis/" + group + "/" + version); });
 }
 
-void FakeApiServer::Impl::delay_gets(const std::string& path_prefix, std::chrono::milliseconds delay) {
+void FakeApiServer::Impl::delay_gets(const std::string& target_prefix, std::chrono::milliseconds delay) {
   on_io([&] {
-    if (delay.count() > 0) delayed_gets_[path_prefix] = delay;
-    else delayed_gets_.erase(path_prefix);
+    if (delay.count() > 0) get_delays_[target_prefix] = delay;
+    else get_delays_.erase(target_prefix);
   });
-}
-
-std::chrono::milliseconds FakeApiServer::Impl::delay_of(const http::request<http::string_body>& request) const {
-  if (request.method() != http::verb::get) return std::chrono::milliseconds(0);
-  const std::string target(request.target());
-  const std::string path = path_unescape(target.substr(0, target.find('?')));
-  for (const auto& [prefix, delay] : delayed_gets_) {
-    if (path.starts_with(prefix)) return delay;
-  }
-  return std::chrono::milliseconds(0);
 }
 
 std::vector<Received> FakeApiServer::Impl::received() const {
@@ -310,21 +300,11 @@ void FakeApiServer::Impl::handle(const std::shared_ptr<Session>& session,
                        "HTTP/" + std::to_string(request.version() / 10) + "." + std::to_string(request.version() % 10),
                        std::string(request[http::field::authorization]),
                        std::string(request[http::field::accept]), session->client_name(), Clock::now()});
-  if (const std::chrono::milliseconds delay = delay_of(request); delay.count() > 0) {
-    // delay_gets: answered later, other requests meanwhile. Nothing is read from this connection until
-    // then, so `request` (the session's) stays as it is.
-    auto timer = std::make_shared<net::steady_timer>(io_, delay);
-    timer->async_wait([this, session, timer, &request](beast::error_code ec) {
-      if (!ec) answer(session, request);
-    });
-    return;
+  if (request.method() == http::verb::get) {
+    for (const auto& [prefix, delay] : get_delays_) {
+      if (target.starts_with(prefix)) session->hold_next_answer(delay);
+    }
   }
-  answer(session, request);
-}
-
-void FakeApiServer::Impl::answer(const std::shared_ptr<Session>& session,
-                                 const http::request<http::string_body>& request) {
-  const std::string target(request.target());
   if (failures_left_ > 0) {
     --failures_left_;
     json body =
@@ -441,9 +421,6 @@ void FakeApiServer::set_token(const std::string& token) { impl_->set_token(token
 void FakeApiServer::make_unavailable(const std::string& group, const std::string& version) {
   impl_->make_unavailable(group, version);
 }
-void FakeApiServer::delay_gets(const std::string& path_prefix, std::chrono::milliseconds delay) {
-  impl_->delay_gets(path_prefix, delay);
-}
 std::vector<Received> FakeApiServer::received() const { return impl_->received(); }
 std::vector<std::string> FakeApiServer::request_lines() const {
   std::vector<std::string> lines;
@@ -451,6 +428,14 @@ std::vector<std::string> FakeApiServer::request_lines() const {
   return lines;
 }
 std::vector<std::string> FakeApiServer::targets() const { return impl_->targets(); }
+void FakeApiServer::delay_gets(const std::string& target_prefix, std::chrono::milliseconds delay) {
+  impl_->delay_gets(target_prefix, delay);
+}
+std::size_t FakeApiServer::requests_for(const std::string& path) const {
+  std::size_t count = 0;
+  for (const std::string& target : impl_->targets()) count += target.substr(0, target.find('?')) == path ? 1 : 0;
+  return count;
+}
 std::vector<std::string> FakeApiServer::raw_heads() const { return impl_->raw_heads(); }
 void FakeApiServer::answer_raw(const std::string& path, int status, std::string body) {
   impl_->answer_raw(path, status, std::move(body));

@@ -185,15 +185,17 @@ class FakeApiServer {
   // across all namespaces is denied once any namespace is, as it needs a ClusterRole.
   void forbid(const std::string& group, const std::string& plural, const std::string& namespace_name = "");
 
-  // From now on every GET whose path (without its query) starts with `path_prefix` is answered `delay`
-  // after it arrived, as a slow API server answers: a timer on the server's one I/O thread, so its other
-  // requests (the watches, other GETs) are answered meanwhile. A later call for the same prefix replaces
-  // the delay; 0 removes it.
-  void delay_gets(const std::string& path_prefix, std::chrono::milliseconds delay);
-
   // A GET of `path` (without its query) gets `status` and `body` as given, as a hostile server might
   // answer: a CRD nested 60,000 levels deep, an answer of 40 MiB.
   void answer_raw(const std::string& path, int status, std::string body);
+
+  // From now on, the answer to a GET whose target (path and query) starts with `target_prefix` is made
+  // when the request arrives and sent `delay` later, as from a slow API server; other requests are
+  // answered meanwhile. A later call for the same prefix replaces its delay; a zero delay removes it.
+  // Watches are not delayed.
+  void delay_gets(const std::string& target_prefix, std::chrono::milliseconds delay);
+  // How many requests came for `path` (the target without its query).
+  std::size_t requests_for(const std::string& path) const;
 
   // Every request head (request line and headers, up to the blank line) exactly as its bytes arrived,
   // before any parsing: what a header injected with CR/LF or a smuggled second request would show in.

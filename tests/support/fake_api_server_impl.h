@@ -78,7 +78,7 @@ class FakeApiServer::Impl {
   class Session : public std::enable_shared_from_this<Session> {
    public:
     Session(Impl& server, tcp::socket socket)
-        : server_(server), stream_(std::move(socket), server.tls_), timer_(server.io_) {}
+        : server_(server), stream_(std::move(socket), server.tls_), timer_(server.io_), hold_timer_(server.io_) {}
 
     void start();
     void close();
@@ -95,6 +95,8 @@ class FakeApiServer::Impl {
     bool metadata_only = false;
 
     void respond_text(int status, const std::string& content_type, std::string body);
+    // The next answer (not a watch) is sent this much later (FakeApiServer::delay_gets).
+    void hold_next_answer(std::chrono::milliseconds delay) { hold_ = delay; }
 
     // Sends the header of a chunked 200 answer; events follow as chunks until end_watch().
     void begin_watch(std::chrono::seconds timeout, bool bookmarks);
@@ -107,6 +109,7 @@ class FakeApiServer::Impl {
     void time_out_idle();
 
    private:
+    void write_answer(const std::shared_ptr<http::response<http::string_body>>& response);
     void read();
 
     // During a watch the client sends nothing: a read that ends means it has gone.
@@ -118,6 +121,7 @@ class FakeApiServer::Impl {
     Impl& server_;
     beast::ssl_stream<beast::tcp_stream> stream_;
     net::steady_timer timer_;
+    net::steady_timer hold_timer_;  // a held answer's (hold_next_answer)
     beast::flat_buffer buffer_;
     // A request head as its bytes came, read before Beast's parser is given them (raw_heads()).
     std::string head_bytes_;
@@ -130,6 +134,7 @@ class FakeApiServer::Impl {
     bool bookmarks_ = false;
     bool closed_ = false;
     std::size_t answers_ = 0;  // written on this connection
+    std::chrono::milliseconds hold_{0};
   };
 
  public:
@@ -153,9 +158,7 @@ class FakeApiServer::Impl {
   void fail_next(int count, int status);
   void set_token(const std::string& token);
   void make_unavailable(const std::string& group, const std::string& version);
-  void delay_gets(const std::string& path_prefix, std::chrono::milliseconds delay);
-  // I/O thread: how long `request` waits before it is answered (delay_gets), 0 for most.
-  std::chrono::milliseconds delay_of(const http::request<http::string_body>& request) const;
+  void delay_gets(const std::string& target_prefix, std::chrono::milliseconds delay);
 
   std::vector<Received> received() const;
   std::vector<std::string> raw_heads() const;
@@ -178,9 +181,7 @@ class FakeApiServer::Impl {
   void publish(Served& served, const std::string& type, json object);
   // An event as `session` asked for it: nothing when it watches another collection.
   static void send_to(Session& session, const std::map<std::string, json>* objects, const json& event);
-  // Notes the request in received_, then answers it (at once, or after its delay_gets delay).
   void handle(const std::shared_ptr<Session>& session, const http::request<http::string_body>& request);
-  void answer(const std::shared_ptr<Session>& session, const http::request<http::string_body>& request);
 
   // A request for a collection or one object of a served resource.
   struct Target {
@@ -232,7 +233,7 @@ class FakeApiServer::Impl {
   std::vector<Received> received_;
   std::vector<std::string> raw_heads_;
   std::map<std::string, std::pair<int, std::string>> raw_answers_;  // by path
-  std::map<std::string, std::chrono::milliseconds> delayed_gets_;  // by path prefix
+  std::map<std::string, std::chrono::milliseconds> get_delays_;     // by target prefix
 };
 
 }  // namespace karta::test

@@ -27,6 +27,7 @@ void FakeApiServer::Impl::Session::close() {
   closed_ = true;
   watching_ = false;
   timer_.cancel();
+  hold_timer_.cancel();
   beast::get_lowest_layer(stream_).close();
 }
 
@@ -36,6 +37,19 @@ void FakeApiServer::Impl::Session::respond_text(int status, const std::string& c
   response->body() = std::move(body);
   response->keep_alive(request_.keep_alive());
   response->prepare_payload();
+  if (hold_.count() > 0) {
+    // Made now, sent later: the answer is what the server held when the request came.
+    hold_timer_.expires_after(std::exchange(hold_, {}));
+    hold_timer_.async_wait([self = shared_from_this(), response](beast::error_code ec) {
+      if (!ec) self->write_answer(response);
+    });
+    return;
+  }
+  write_answer(response);
+}
+
+void FakeApiServer::Impl::Session::write_answer(const std::shared_ptr<http::response<http::string_body>>& response) {
+  if (closed_) return;
   auto written = [self = shared_from_this(), keep_alive = response->keep_alive()](beast::error_code ec, std::size_t) {
     if (ec || !keep_alive || self->server_.options_.close_after_answer) return self->close();
     self->read();
@@ -70,6 +84,7 @@ void FakeApiServer::Impl::Session::time_out_idle() {
 }
 
 void FakeApiServer::Impl::Session::begin_watch(std::chrono::seconds timeout, bool bookmarks) {
+  hold_ = {};
   watching_ = true;
   bookmarks_ = bookmarks;
   auto header = std::make_shared<http::response<http::empty_body>>(http::status::ok, 11);
