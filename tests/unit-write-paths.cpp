@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include <fstream>
+#include <tuple>
 
 #include "admission/admission_service.h"
 #include "runtime/admission_http.h"
@@ -173,35 +174,55 @@ TEST_CASE("the catalog's write paths are where a scheduler or an operator reads 
   }
 }
 
-TEST_CASE("/validate and validate -f refuse a Karta that would write the queue into a container's environment") {
+TEST_CASE("/validate and validate -f refuse a Karta that would write the queue into a container's environment, and "
+          "a batch Job Karta with a queuePath") {
   const std::string path = kTemplate + ".spec.containers[].env[].value";
-  json karta_object = with_extensions(kJobSet, "queuePath: '" + path + "'");
-  karta_object["metadata"]["name"] = "jobset-queue";
-  const std::string fault = kQueuePath + ": `" + path + "` is inside the pod template at `" + kTemplate + "`" + kInPod;
+  json jobset_karta = with_extensions(kJobSet, "queuePath: '" + path + "'");
+  jobset_karta["metadata"]["name"] = "jobset-queue";
+  const std::string jobset_fault = kQueuePath + ": `" + path + "` is inside the pod template at `" + kTemplate + "`" + kInPod;
+  json job_karta = with_extensions("batch-job-v1.yaml", "queuePath: .spec.template.spec.containers[].image");
+  job_karta["metadata"]["name"] = "job-queue";
+  const std::string job_fault = kQueuePath + ": batch/v1 Job is a built-in kind, with no CustomResourceDefinition "
+                                             "schema to check it against: queuePath is written by the webhook, and is "
+                                             "allowed only on a kind whose CRD schema shows where it leads";
 
   auto state = std::make_shared<karta::AdmissionState>();
   state->crds = std::make_shared<karta::CrdSchemaSet>(crds());
   karta::AdmissionService service;
   service.update(state);
-  json review = test::admission_review(karta_object, "CREATE", "k-1");
-  review["request"]["kind"] = {{"group", "run.ai"}, {"version", "v1alpha1"}, {"kind", "Karta"}};
-  auto reply = karta::handle_admission(service, karta::AdmissionEndpoint::Validate,
-                                       {"POST", "/validate", "timeout=5s", "application/json", review.dump()});
-  REQUIRE(reply.status == 200);
-  CHECK(json::parse(reply.body)["response"] ==
+  auto validate = [&](const json& karta_object) {
+    json review = test::admission_review(karta_object, "CREATE", "k-1");
+    review["request"]["kind"] = {{"group", "run.ai"}, {"version", "v1alpha1"}, {"kind", "Karta"}};
+    auto reply = karta::handle_admission(service, karta::AdmissionEndpoint::Validate,
+                                         {"POST", "/validate", "timeout=5s", "application/json", review.dump()});
+    REQUIRE(reply.status == 200);
+    return json::parse(reply.body)["response"];
+  };
+  CHECK(validate(jobset_karta) ==
         json{{"uid", "k-1"}, {"allowed", false},
-             {"status", {{"code", 422}, {"reason", "Invalid"}, {"message", "Karta jobset-queue is invalid: " + fault}}}});
+             {"status", {{"code", 422}, {"reason", "Invalid"}, {"message", "Karta jobset-queue is invalid: " + jobset_fault}}}});
+  CHECK(validate(job_karta) ==
+        json{{"uid", "k-1"}, {"allowed", false},
+             {"status", {{"code", 422}, {"reason", "Invalid"}, {"message", "Karta job-queue is invalid: " + job_fault}}},
+             {"warnings", {"no CustomResourceDefinition known for batch/v1 Job: paths not verified against a schema"}}});
 
   test::TempDir dir;
-  std::ofstream(dir.path / "karta.json") << karta_object.dump();
+  std::ofstream(dir.path / "jobset.json") << jobset_karta.dump();
+  std::ofstream(dir.path / "job.json") << job_karta.dump();
   std::filesystem::create_directory(dir.path / "crds");
   std::filesystem::copy_file(kCrds / "jobset.yaml", dir.path / "crds/jobset.yaml");
-  int code = 0;
-  std::string out = test::run_command(test::binary_path().string() + " validate -f " + (dir.path / "karta.json").string() +
-                                          " --crds " + (dir.path / "crds").string(), &code);
-  CHECK(code == 1);
-  CHECK(out == (dir.path / "karta.json").string() + "#0 jobset-queue: INVALID\n  fault: " + fault +
-                   "\n1 definitions, 1 with faults\n");
+  const std::string job_warning = "  warning: no CustomResourceDefinition known for batch/v1 Job: paths not verified "
+                                  "against a schema\n";
+  for (const auto& [file, name, fault, warnings] : {std::tuple{"jobset.json", "jobset-queue", jobset_fault, std::string()},
+                                                    std::tuple{"job.json", "job-queue", job_fault, job_warning}}) {
+    CAPTURE(file);
+    int code = 0;
+    std::string out = test::run_command(test::binary_path().string() + " validate -f " + (dir.path / file).string() +
+                                            " --crds " + (dir.path / "crds").string(), &code);
+    CHECK(code == 1);
+    CHECK(out == (dir.path / file).string() + "#0 " + name + ": INVALID\n  fault: " + fault + "\n" + warnings +
+                     "1 definitions, 1 with faults\n");
+  }
 }
 
 }  // namespace unit_write_paths
