@@ -63,20 +63,27 @@ AdmissionResult stamp_karta_labels(const AdmissionRequest& request) {
   return result;
 }
 
-AdmissionResult validate_karta(const AdmissionRequest& request, const AdmissionState& state) {
-  std::vector<std::shared_ptr<const CrdSchema>> fetched;  // alive until the report is made
+AdmissionResult validate_karta(const AdmissionRequest& request, const AdmissionState& state,
+                               std::chrono::steady_clock::time_point deadline) {
+  // A schema fetched for this check is held here until the report is made: the cache's trim cannot take it.
+  std::vector<std::shared_ptr<const CrdSchema>> fetched;
+  std::string unreadable;  // why the CRD of the Karta's kind could not be read by the deadline
   CrdLookup lookup = [&](const GroupVersionKind& kind) -> const CrdSchema* {
     if (const CrdSchema* held = state.crds ? state.crds->find(kind) : nullptr) return held;
     if (!state.fetch_crd) return nullptr;
     // A kind no loaded definition uses: its CRD is asked for now (runtime/cluster_schemas.h).
-    std::shared_ptr<const CrdSchema> schema = state.fetch_crd(kind);
-    if (!schema) return nullptr;
-    fetched.push_back(schema);
-    return schema.get();
+    CrdFetch got = state.fetch_crd(kind, deadline);
+    if (!got.schema) {
+      unreadable = std::move(got.unreadable);
+      return nullptr;
+    }
+    fetched.push_back(std::move(got.schema));
+    return fetched.back().get();
   };
   const json karta = to_json(*request.object);
   DefinitionReport report = validate_definition(karta, lookup);
-  if (auto kind = defined_kind(karta)) {
+  const std::optional<GroupVersionKind> kind = defined_kind(karta);
+  if (kind) {
     auto existing = state.cluster_kartas.find(gvk_key(*kind));
     if (existing != state.cluster_kartas.end() && existing->second != request.name) {
       report.faults.push_back("spec.structureDefinition.rootComponent.kind: " + kind->to_string() +
@@ -86,6 +93,24 @@ AdmissionResult validate_karta(const AdmissionRequest& request, const AdmissionS
   }
   AdmissionResult result;
   const bool warn = state.policy.definition_policy.mode == DefinitionPolicyMode::Warn;
+  if (!unreadable.empty()) {
+    // The kind comes from the request: cut and escaped before it is quoted.
+    const std::string why = "the CustomResourceDefinition of " +
+                            bounded_text(kind ? kind->to_string() : std::string("its kind"), 200) +
+                            " could not be read in time (" + unreadable + ")";
+    if (report.unknown_crd_warning) {
+      report.warnings[*report.unknown_crd_warning] = why + ": paths not verified against a schema";
+    }
+    // Under enforce a Karta is never admitted unchecked; one with faults found anyway is invalid as it is.
+    if (!warn && report.ok()) {
+      result.decision = AdmissionDecision::errored(
+          503, "Karta " + request.name + " not admitted: " + why +
+                   ", so its paths cannot be checked (definitionPolicy.mode: enforce); retry");
+      result.decision.reason = "ServiceUnavailable";
+      result.outcome = "denied:crd-unreadable";
+      return result;
+    }
+  }
   if (report.ok()) {
     result.decision = AdmissionDecision::allow();
     result.outcome = "allowed";
@@ -101,7 +126,10 @@ AdmissionResult validate_karta(const AdmissionRequest& request, const AdmissionS
     for (auto& fault : report.faults) result.decision.warnings.push_back(std::move(fault));
     result.outcome = "allowed:faults";
     result.definition_faults_admitted = count;
-    if (auto kind = defined_kind(karta)) result.defined_kind = gvk_key(*kind);
+    // A label per kind a loaded definition registers, one for every other: the kinds of Kartas sent to
+    // /validate are the senders' to choose, and each label value is a series /metrics keeps for good.
+    const std::string* registered = kind ? state.catalog.find_key(*kind) : nullptr;
+    result.defined_kind = registered != nullptr ? *registered : "other";
   } else {
     std::string message = "Karta " + request.name + " is invalid: ";
     for (std::size_t i = 0; i < report.faults.size(); ++i) message += (i == 0 ? "" : "; ") + report.faults[i];
@@ -259,13 +287,16 @@ AdmissionResult AdmissionService::mutate(const AdmissionRequest& request, const 
   return result;
 }
 
-AdmissionResult AdmissionService::validate(const AdmissionRequest& request, const AdmissionState& state, LabelSource labels) {
+AdmissionResult AdmissionService::validate(const AdmissionRequest& request, const AdmissionState& state, LabelSource labels,
+                                           std::optional<std::chrono::steady_clock::time_point> deadline) {
   if (request.operation != "CREATE" && request.operation != "UPDATE") {
     return {AdmissionDecision::allow(), {}, "skipped:operation"};
   }
   if (!request.sub_resource.empty()) return {AdmissionDecision::allow(), {}, "skipped:subresource"};
   if (!request.object) return {AdmissionDecision::allow(), {}, "skipped:no-object"};
-  if (is_definition_kind(request.kind)) return validate_karta(request, state);
+  if (is_definition_kind(request.kind)) {
+    return validate_karta(request, state, deadline.value_or(std::chrono::steady_clock::now() + kDefaultReviewBudget));
+  }
   const auto [kind_key, definition] = state.catalog.find_entry(request.kind);
   if (definition == nullptr) return {AdmissionDecision::allow(), {}, "skipped:no-definition"};
   if (auto skipped = skip_owned(request, state)) return std::move(*skipped);
@@ -301,7 +332,8 @@ AdmissionResult AdmissionService::validate(const AdmissionRequest& request, cons
 }
 
 ReviewReply AdmissionService::answer(AdmissionEndpoint endpoint, std::string_view content_type, std::string_view body,
-                                     const AwaitedNamespace* awaited) const {
+                                     const AwaitedNamespace* awaited,
+                                     std::optional<std::chrono::steady_clock::time_point> deadline) const {
   auto started = awaited != nullptr ? awaited->arrived : std::chrono::steady_clock::now();
   const char* endpoint_name = endpoint == AdmissionEndpoint::Mutate ? "mutate" : "validate";
   if (!json_content_type(content_type)) {
@@ -321,7 +353,8 @@ ReviewReply AdmissionService::answer(AdmissionEndpoint endpoint, std::string_vie
   AdmissionResult result;
   try {
     const LabelSource labels{.serving = true, .awaited = awaited != nullptr ? &awaited->lookup : nullptr};
-    result = endpoint == AdmissionEndpoint::Mutate ? mutate(request, *state, labels) : validate(request, *state, labels);
+    result = endpoint == AdmissionEndpoint::Mutate ? mutate(request, *state, labels)
+                                                   : validate(request, *state, labels, deadline);
   } catch (const std::exception& e) {
     // A bug, not bad input: answer an error so the webhook's failurePolicy decides.
     spdlog::error("admission uid={} endpoint={} kind={} internal error: {}", bounded_text(request.uid), endpoint_name,

@@ -23,6 +23,10 @@
 
 namespace karta {
 
+// The longest one review waits on the API server (for the CRD of a Karta's kind, on /validate) when the
+// call names no shorter timeout (runtime/admission_http.h, review_budget).
+inline constexpr std::chrono::milliseconds kDefaultReviewBudget{3'000};
+
 // Everything a decision depends on, swapped as one piece when definitions or the policy reload.
 struct AdmissionState {
   Catalog catalog;
@@ -30,8 +34,9 @@ struct AdmissionState {
   // CRD schemas that Karta definitions are checked against (--crds, or the API server in a cluster).
   std::shared_ptr<const CrdSchemaSet> crds;
   // In a cluster: the CRD schema of a kind outside `crds` (one that no loaded definition uses), fetched
-  // from the API server when a Karta of it is validated; nullptr when there is none or no answer.
-  std::function<std::shared_ptr<const CrdSchema>(const GroupVersionKind&)> fetch_crd;
+  // from the API server when a Karta of it is validated, by the review's deadline
+  // (runtime/cluster_schemas.h): the schema, none (no CRD serves the kind), or why it could not be read.
+  std::function<CrdFetch(const GroupVersionKind&, std::chrono::steady_clock::time_point deadline)> fetch_crd;
   // Karta objects in the cluster by the root kind they define ("group/version/Kind" -> object name):
   // KAI errors out on two definitions of one kind, so a second one is refused.
   std::map<std::string, std::string> cluster_kartas;
@@ -130,13 +135,16 @@ class AdmissionService {
 
   // One review for /mutate or /validate, with its declared media type ("" counts as JSON), as serve decides
   // it. A well-formed review gets a review back (Answered), allowed or denied, unless the labels of its
-  // namespace are to be awaited first (AwaitingNamespace); with `awaited`, it is answered.
+  // namespace are to be awaited first (AwaitingNamespace); with `awaited`, it is answered. What it waits
+  // for from the API server (a Karta's CRD) ends at `deadline` (unset: kDefaultReviewBudget from now).
   ReviewReply answer(AdmissionEndpoint endpoint, std::string_view content_type, std::string_view body,
-                     const AwaitedNamespace* awaited = nullptr) const;
+                     const AwaitedNamespace* awaited = nullptr,
+                     std::optional<std::chrono::steady_clock::time_point> deadline = std::nullopt) const;
 
   // The decision for one decoded request; the offline commands call these too.
   static AdmissionResult mutate(const AdmissionRequest& request, const AdmissionState& state, LabelSource labels = {});
-  static AdmissionResult validate(const AdmissionRequest& request, const AdmissionState& state, LabelSource labels = {});
+  static AdmissionResult validate(const AdmissionRequest& request, const AdmissionState& state, LabelSource labels = {},
+                                  std::optional<std::chrono::steady_clock::time_point> deadline = std::nullopt);
 
  private:
   // A mutex, not std::atomic<std::shared_ptr>: libstdc++ 12's atomic shared_ptr unlocks after a load with

@@ -162,7 +162,7 @@ std::string Metrics::render() const {
     out << "karta_reload_errors_total{source=\"" << escape(source) << "\"} " << count << "\n";
   }
   out << "# HELP karta_definition_faults_admitted_total Faults of Kartas admitted by definitionPolicy.mode warn, "
-         "by the kind the Karta defines.\n"
+         "by the kind the Karta defines when a loaded definition registers it, else other.\n"
          "# TYPE karta_definition_faults_admitted_total counter\n";
   for (const auto& [kind, count] : definition_faults_admitted_) {
     out << "karta_definition_faults_admitted_total{kind=\"" << escape(kind) << "\"} " << count << "\n";

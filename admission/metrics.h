@@ -35,7 +35,8 @@ class Metrics {
   void set_last_reload_successful(bool ok);
   // The serving certificate's notAfter, in seconds since the Unix epoch.
   void set_certificate_expiry(std::int64_t unix_seconds);
-  // Faults of a Karta admitted by definitionPolicy.mode warn, by the kind it defines ("group/version/Kind").
+  // Faults of a Karta admitted by definitionPolicy.mode warn, by the kind it defines ("group/version/Kind")
+  // when a loaded definition registers it, else "other": the caller bounds the label's values.
   void record_definition_faults_admitted(const std::string& kind, std::size_t faults);
   // An admission whose policy needed the namespace's labels when they could not be learnt.
   void record_namespace_labels_unknown(const std::string& endpoint);

@@ -95,6 +95,7 @@ struct ApiClient::Impl {
   std::unique_ptr<Connection> kept;  // get()'s keep-alive connection
   Connection* in_use = nullptr;      // the connection an operation is running on
   std::atomic<bool> cancelled{false};
+  std::optional<std::chrono::steady_clock::time_point> deadline;  // of the get() in progress, if it has one
 
   Impl(KubeConnection c, ApiClientOptions o) : connection(std::move(c)), options(std::move(o)) { configure_tls(); }
 
@@ -148,15 +149,30 @@ struct ApiClient::Impl {
 
   std::string address() const { return authority_host(connection.host) + ":" + std::to_string(connection.port); }
 
-  // Starts an operation with start(done) and runs io until it has completed. Throws when cancelled.
+  // Starts an operation with start(done) and runs io until it has completed. Throws when cancelled, or
+  // when the deadline passes first (the connection is then closed, as cancel() closes it).
   template <class Start>
   beast::error_code wait(const std::string& request, Start&& start) {
     if (cancelled) throw cancelled_error(request);
+    bool cut = deadline && std::chrono::steady_clock::now() >= *deadline;
+    if (cut) throw transport_error(request, "no answer before the caller's deadline");
     beast::error_code result;
-    start([&result](beast::error_code ec) { result = ec; });
+    net::steady_timer cutoff(io, deadline.value_or(std::chrono::steady_clock::time_point::max()));
+    if (deadline) {
+      cutoff.async_wait([this, &cut](beast::error_code ec) {
+        if (ec) return;  // the operation completed first
+        cut = true;
+        close_all();
+      });
+    }
+    start([&result, &cutoff](beast::error_code ec) {
+      result = ec;
+      cutoff.cancel();
+    });
     io.restart();
     io.run();
     if (cancelled) throw cancelled_error(request);
+    if (cut) throw transport_error(request, "no answer before the caller's deadline");
     return result;
   }
 
@@ -393,6 +409,7 @@ struct ApiClient::Impl {
   // are waiting on it. The server sent nothing we asked for (an unsolicited answer, a front proxy's 408
   // on an idle connection, or its close), and reading on would take that for the next request's answer.
   bool idle_and_clean(Connection& kept) const {
+    if (!beast::get_lowest_layer(kept.stream).socket().is_open()) return false;  // closed at a deadline
     if (kept.buffer.size() != 0 || SSL_pending(kept.stream.native_handle()) > 0) return false;
     pollfd waiting{beast::get_lowest_layer(kept.stream).socket().native_handle(), POLLIN, 0};
     return ::poll(&waiting, 1, 0) == 0;
@@ -416,8 +433,9 @@ void ApiClient::cancel() {
   net::post(impl->io, [impl] { impl->close_all(); });
 }
 
-json ApiClient::get(const std::string& path_and_query) {
+json ApiClient::get(const std::string& path_and_query, std::optional<std::chrono::steady_clock::time_point> deadline) {
   Impl& impl = *impl_;
+  impl.deadline = deadline;
   impl.check_target(path_and_query);
   const std::string request_name = "GET " + url(path_and_query);
   bool refreshed = false;  // the exec plugin was run again after a 401: the request is sent once more
@@ -504,6 +522,7 @@ void ApiClient::stream_lines(const std::string& path_and_query, std::chrono::mil
                              const std::function<void(std::string_view line)>& on_line,
                              const std::function<void()>& on_open) {
   Impl& impl = *impl_;
+  impl.deadline.reset();
   impl.check_target(path_and_query);
   const std::string request_name = "GET " + url(path_and_query);
   const auto until = std::chrono::steady_clock::now() + deadline;

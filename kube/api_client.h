@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -73,7 +74,9 @@ class ApiClient {
   // ApiError saying so), or KubeConfigError when the token file cannot be read or a header value
   // (the bearer token, Host, the proxy's) holds a control character: that is never sent. A target that target_fault() (kube/api_path.h) refuses is not sent:
   // the ApiError (status 0) names it escaped and says why. Build targets with resource_path().
-  json get(const std::string& path_and_query);
+  // With `deadline`, every step (resolve, connect, TLS, the request, the answer, a retry) ends there: the
+  // connection is closed and an ApiError (status 0) says so. A credential plugin is not bounded by it.
+  json get(const std::string& path_and_query, std::optional<std::chrono::steady_clock::time_point> deadline = {});
 
   // GETs a streamed answer (a watch) on a connection of its own, and calls on_line with each line as it
   // arrives, without its newline; on_open once the 2xx header has come. Returns when the server ends the

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <future>
+#include <string>
 #include <utility>
 
 namespace karta {
@@ -10,59 +11,25 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Go's time.ParseDuration, for what the API server writes (time.Duration.String): a sequence of decimal
-// numbers, each with a unit (ns, us, ms, s, m, h). No sign: a negative timeout means nothing here.
-std::optional<std::chrono::milliseconds> parse_go_duration(std::string_view text) {
-  if (text == "0") return std::chrono::milliseconds(0);
-  if (text.empty()) return std::nullopt;
-  double seconds = 0;
-  std::size_t at = 0;
-  while (at < text.size()) {
-    const std::size_t start = at;
-    double number = 0, scale = 1;
-    bool digits = false, fraction = false;
-    for (; at < text.size() && ((text[at] >= '0' && text[at] <= '9') || (text[at] == '.' && !fraction)); ++at) {
-      if (text[at] == '.') {
-        fraction = true;
-        continue;
-      }
-      digits = true;
-      if (fraction) scale /= 10;
-      number = fraction ? number + (text[at] - '0') * scale : number * 10 + (text[at] - '0');
-    }
-    if (!digits || at == start) return std::nullopt;
-    std::size_t unit_end = at;
-    while (unit_end < text.size() && text[unit_end] >= 'a' && text[unit_end] <= 'z') ++unit_end;
-    const std::string_view unit = text.substr(at, unit_end - at);
-    at = unit_end;
-    if (unit == "h") seconds += number * 3600;
-    else if (unit == "m") seconds += number * 60;
-    else if (unit == "s") seconds += number;
-    else if (unit == "ms") seconds += number / 1e3;
-    else if (unit == "us") seconds += number / 1e6;
-    else if (unit == "ns") seconds += number / 1e9;
-    else return std::nullopt;
-    if (seconds > 86'400) return std::nullopt;  // no call waits a day
-  }
-  return std::chrono::milliseconds(static_cast<std::int64_t>(seconds * 1000));
-}
-
 // The first answer, or the work to wait for the namespace's labels and answer again once they are known.
 struct FirstAnswer {
   ReviewReply reply;
   Clock::time_point arrived;
+  Clock::time_point deadline;  // what the review may spend waiting on the API server ends here
   std::shared_ptr<const NamespaceLabels> store;  // what to wait on, when the reply awaits a namespace
 };
 
 FirstAnswer first_answer(const AdmissionService& service, AdmissionEndpoint endpoint, const HttpRequest& request) {
-  FirstAnswer first{{}, Clock::now(), nullptr};
-  first.reply = service.answer(endpoint, request.content_type, request.body);
+  // The review's clock starts when its request was read (the server records it), else now.
+  const Clock::time_point arrived = request.received == Clock::time_point{} ? Clock::now() : request.received;
+  FirstAnswer first{{}, arrived, arrived + review_budget(request.query), nullptr};
+  first.reply = service.answer(endpoint, request.content_type, request.body, nullptr, first.deadline);
   if (first.reply.status != ReviewReply::Status::AwaitingNamespace) return first;
   auto state = service.state();
   first.store = state ? state->namespaces : nullptr;
   // Only a store's find() says to wait, and a state keeps its store: a state reloaded meanwhile without
   // one (the policy no longer reads labels) needs no wait.
-  if (!first.store) first.reply = service.answer(endpoint, request.content_type, request.body, nullptr);
+  if (!first.store) first.reply = service.answer(endpoint, request.content_type, request.body, nullptr, first.deadline);
   return first;
 }
 
@@ -86,16 +53,67 @@ HttpResponse to_http_response(ReviewReply reply) {
   return text_response(500, std::move(reply.body));
 }
 
+std::optional<std::chrono::milliseconds> parse_go_duration(std::string_view text) {
+  // time.ParseDuration's units, in milliseconds ("µs" and "μs" in UTF-8), "ms" tried before "m" and "s".
+  static const std::pair<std::string_view, double> kUnits[] = {
+      {"ns", 1e-6}, {"us", 1e-3}, {"\xc2\xb5s", 1e-3}, {"\xce\xbcs", 1e-3}, {"ms", 1}, {"s", 1e3}, {"m", 6e4}, {"h", 3.6e6}};
+  if (text.empty() || text.size() > 64) return std::nullopt;
+  double total = 0;
+  while (!text.empty()) {
+    std::size_t digits = 0;
+    bool point = false, any_digit = false;
+    for (; digits < text.size(); ++digits) {
+      const char c = text[digits];
+      if (c == '.' && !point) {
+        point = true;
+      } else if (c >= '0' && c <= '9') {
+        any_digit = true;
+      } else {
+        break;
+      }
+    }
+    if (!any_digit) return std::nullopt;
+    const double number = std::stod(std::string(text.substr(0, digits)));
+    text.remove_prefix(digits);
+    std::optional<double> scale;
+    for (const auto& [unit, milliseconds] : kUnits) {
+      if (text.starts_with(unit)) {
+        scale = milliseconds;
+        text.remove_prefix(unit.size());
+        break;
+      }
+    }
+    if (!scale) return std::nullopt;
+    total += number * *scale;
+  }
+  if (total <= 0 || total > 3.6e9) return std::nullopt;
+  return std::chrono::milliseconds(static_cast<long long>(total));
+}
+
+std::chrono::milliseconds review_budget(std::string_view query) {
+  std::optional<std::chrono::milliseconds> timeout;
+  for (std::size_t start = 0; start <= query.size();) {
+    const std::size_t end = std::min(query.find('&', start), query.size());
+    const std::string_view pair = query.substr(start, end - start);
+    if (pair.starts_with("timeout=")) timeout = parse_go_duration(pair.substr(8));
+    start = end + 1;
+  }
+  if (!timeout) return kDefaultReviewBudget;
+  const std::chrono::milliseconds margin = std::min(std::chrono::milliseconds(1'000), *timeout / 2);
+  return std::min(kDefaultReviewBudget, *timeout - margin);
+}
+
 std::optional<HttpResponse> handle_admission(const std::shared_ptr<const AdmissionService>& service,
                                              AdmissionEndpoint endpoint, HttpRequest& request, Deferral& deferral) {
   FirstAnswer first = first_answer(*service, endpoint, request);
   if (first.reply.status != ReviewReply::Status::AwaitingNamespace) return to_http_response(std::move(first.reply));
-  const Clock::time_point deadline = first.arrived + namespace_wait(request.query);
+  const Clock::time_point deadline = first.deadline;
   auto held = std::make_shared<HttpRequest>(std::move(request));
   first.store->await(first.reply.body, deadline,
-                     [service, endpoint, held, arrived = first.arrived, respond = deferral.take()](NamespaceLookup lookup) {
+                     [service, endpoint, held, arrived = first.arrived, deadline, respond = deferral.take()](NamespaceLookup lookup) {
                        respond([service, endpoint, held, awaited = AwaitedNamespace{std::move(lookup), arrived}] {
-                         return to_http_response(service->answer(endpoint, held->content_type, held->body, &awaited));
+                         return to_http_response(
+                             service->answer(endpoint, held->content_type, held->body, &awaited, deadline));
                        });
                      });
   return std::nullopt;
@@ -105,27 +123,12 @@ HttpResponse handle_admission(const AdmissionService& service, AdmissionEndpoint
   FirstAnswer first = first_answer(service, endpoint, request);
   if (first.reply.status != ReviewReply::Status::AwaitingNamespace) return to_http_response(std::move(first.reply));
   std::promise<NamespaceLookup> learnt;
-  first.store->await(first.reply.body, first.arrived + namespace_wait(request.query),
+  first.store->await(first.reply.body, first.deadline,
                      [&learnt](NamespaceLookup lookup) { learnt.set_value(std::move(lookup)); });
   const AwaitedNamespace awaited{learnt.get_future().get(), first.arrived};
-  return to_http_response(service.answer(endpoint, request.content_type, request.body, &awaited));
+  return to_http_response(service.answer(endpoint, request.content_type, request.body, &awaited, first.deadline));
 }
 
-std::optional<std::chrono::milliseconds> call_timeout(std::string_view query) {
-  while (!query.empty()) {
-    const std::size_t end = std::min(query.find('&'), query.size());
-    const std::string_view pair = query.substr(0, end);
-    if (pair.starts_with("timeout=")) return parse_go_duration(pair.substr(8));
-    query.remove_prefix(std::min(end + 1, query.size()));
-  }
-  return std::nullopt;
-}
-
-std::chrono::milliseconds namespace_wait(std::string_view query) {
-  constexpr std::chrono::milliseconds kLongest{3'000}, kMargin{1'000};
-  const std::optional<std::chrono::milliseconds> timeout = call_timeout(query);
-  if (!timeout) return kLongest;
-  return std::min(kLongest, *timeout - std::min(kMargin, *timeout / 2));
 }
 
 }  // namespace karta

@@ -6,7 +6,7 @@
 // reason in plain text, so the cluster's failurePolicy decides (as Kyverno does):
 //   415 the body is not declared as JSON; 400 not an AdmissionReview; 503 nothing loaded yet; 500 a bug.
 // A review whose namespace's labels serve has not learnt yet is answered later, once they are learnt or
-// its wait (namespace_wait) is over, holding no thread meanwhile.
+// its wait (review_budget) is over, holding no thread meanwhile.
 
 #include <chrono>
 #include <memory>
@@ -20,21 +20,20 @@ namespace karta {
 
 HttpResponse to_http_response(ReviewReply reply);
 
+// The API server calls a webhook with ?timeout=DURATION (Go's time.Duration text: "5s", "10s", "1m0s",
+// "1.5s", "500ms") and gives up on it then. What one review may spend waiting on the API server itself
+// (a Karta's CRD on /validate, a namespace's labels): that timeout less a margin for the answer's way back (1 s, or half of a
+// timeout under 2 s), at most kDefaultReviewBudget (3 s); 3 s when the call gives no timeout that parses.
+std::chrono::milliseconds review_budget(std::string_view query);
+// Go's time.Duration text as a number of milliseconds (rounded down); nullopt when it is not one, or not
+// positive.
+std::optional<std::chrono::milliseconds> parse_go_duration(std::string_view text);
+
 // What the server's /mutate and /validate routes run: the answer now, or nothing now and the answer
 // through the deferral's Respond. The review's body is taken then.
 std::optional<HttpResponse> handle_admission(const std::shared_ptr<const AdmissionService>& service,
                                              AdmissionEndpoint endpoint, HttpRequest& request, Deferral& deferral);
 // The same, waiting on this thread for an answer given later (tests and fuzzers).
 HttpResponse handle_admission(const AdmissionService& service, AdmissionEndpoint endpoint, const HttpRequest& request);
-
-// The `timeout` of a call's query as the API server writes it (`/mutate?timeout=10s`: a Go duration, such
-// as "10s", "1m0s", "2.5s" or "500ms"), or nothing when there is none or it does not parse.
-std::optional<std::chrono::milliseconds> call_timeout(std::string_view query);
-
-// How long a review may wait for its namespace's labels: the call's timeout less what the answer needs to
-// get back (1 s, or half of a timeout under 2 s), and at most 3 s; 3 s when the call names no timeout. The
-// API server gives up at its timeout and then applies the webhook's failurePolicy, which is not the
-// policy's choice: the answer must be there first.
-std::chrono::milliseconds namespace_wait(std::string_view query);
 
 }  // namespace karta

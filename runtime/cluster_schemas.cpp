@@ -1,6 +1,7 @@
 #include "runtime/cluster_schemas.h"
 
 #include <algorithm>
+#include <cctype>
 #include <utility>
 
 #include <spdlog/spdlog.h>
@@ -17,12 +18,12 @@ namespace {
 
 constexpr const char* kCrds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
 
-kube::ApiClientOptions on_demand_client(const ClusterSchemasOptions& options) {
-  kube::ApiClientOptions client = options.client;
-  client.connect_timeout = std::min(client.connect_timeout, options.on_demand_timeout);
-  client.handshake_timeout = std::min(client.handshake_timeout, options.on_demand_timeout);
-  client.request_timeout = std::min(client.request_timeout, options.on_demand_timeout);
-  return client;
+// A CRD's version name is a DNS label (v1, v1beta2): anything else is served by no CRD, and not asked for.
+bool crd_version_name(const std::string& version) {
+  if (version.empty() || version.size() > 63 || !std::islower(static_cast<unsigned char>(version.front()))) return false;
+  return std::all_of(version.begin(), version.end(), [](char c) {
+    return std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) || c == '-';
+  });
 }
 
 }  // namespace
@@ -30,7 +31,7 @@ kube::ApiClientOptions on_demand_client(const ClusterSchemasOptions& options) {
 ClusterSchemas::ClusterSchemas(kube::KubeConnection connection, ClusterSchemasOptions options)
     : options_(std::move(options)),
       refresh_client_(std::make_unique<kube::ApiClient>(connection, options_.client)),
-      on_demand_client_(std::make_unique<kube::ApiClient>(std::move(connection), on_demand_client(options_))) {}
+      on_demand_client_(std::make_unique<kube::ApiClient>(std::move(connection), options_.client)) {}
 
 ClusterSchemas::~ClusterSchemas() = default;
 
@@ -82,12 +83,12 @@ std::map<std::string, std::string> ClusterSchemas::indexed_in(const std::string&
   return found;
 }
 
-std::optional<std::vector<std::shared_ptr<const CrdSchema>>> ClusterSchemas::get(kube::ApiClient& client,
-                                                                                  const std::string& name) {
+std::optional<std::vector<std::shared_ptr<const CrdSchema>>> ClusterSchemas::get(
+    kube::ApiClient& client, const std::string& name, std::optional<std::chrono::steady_clock::time_point> deadline) {
   ++gets_;
   json crd;
   try {
-    crd = client.get(std::string(kCrds) + "/" + kube::path_escape(name));
+    crd = client.get(std::string(kCrds) + "/" + kube::path_escape(name), deadline);
   } catch (const kube::ApiError& e) {
     if (e.status() == 404) return std::nullopt;
     throw;
@@ -157,55 +158,105 @@ std::vector<std::shared_ptr<const CrdSchema>> ClusterSchemas::refresh(const std:
   return schemas;
 }
 
-std::shared_ptr<const CrdSchema> ClusterSchemas::fetch(const GroupVersionKind& kind) {
-  std::map<std::string, std::string> candidates = indexed_in(kind.group);
-  if (candidates.empty()) return nullptr;
-  std::lock_guard fetching(on_demand_mutex_);
-  const auto now = std::chrono::steady_clock::now();
-  std::vector<std::string> to_get;
-  {
-    std::lock_guard lock(held_mutex_);
-    for (const auto& [name, version] : candidates) {
-      auto held = held_.find(name);
-      const bool fresh = held != held_.end() && held->second.resource_version == version &&
-                         (!held->second.on_demand || now - held->second.fetched_at <= options_.on_demand_ttl);
-      if (!fresh) to_get.push_back(name);
+std::string ClusterSchemas::served_by(const GroupVersionKind& kind, std::chrono::steady_clock::time_point deadline) {
+  ++gets_;
+  json list;
+  try {
+    list = on_demand_client_->get(kube::group_version_path(kind.group, kind.version), deadline);
+  } catch (const kube::ApiError& e) {
+    if (e.status() == 404) return "";  // the group version is not served
+    throw;
+  }
+  auto resources = list.find("resources");
+  if (!list.is_object() || resources == list.end() || !resources->is_array()) return "";
+  for (const json& resource : *resources) {
+    if (!resource.is_object()) continue;
+    const json name = resource.value("name", json());
+    // "PLURAL/status" and "PLURAL/scale" name the same kind: the resource itself has no '/'.
+    if (resource.value("kind", json()) == kind.kind && name.is_string() &&
+        name.get<std::string>().find('/') == std::string::npos) {
+      return name.get<std::string>() + "." + kind.group;
     }
   }
-  for (const std::string& name : to_get) {
-    try {
-      auto schemas = get(*on_demand_client_, name);
-      std::lock_guard lock(held_mutex_);
-      auto held = held_.find(name);
-      const bool used = held != held_.end() && !held->second.on_demand;
-      if (!schemas) {
-        held_.erase(name);
-      } else if (!used) {
-        held_[name] = Held{candidates[name], std::move(*schemas), std::chrono::steady_clock::now(), true};
-      }
-    } catch (const std::exception& e) {
-      spdlog::warn("GET of CustomResourceDefinition {} for a Karta of {} failed: {}; its paths are not verified",
-                   kube::printable(name), kube::printable(kind.to_string()), e.what());
-    }
-  }
-  std::lock_guard lock(held_mutex_);
-  // The cache keeps the newest on_demand_entries CRDs fetched on demand.
+  return "";
+}
+
+void ClusterSchemas::trim_locked(const std::string& keep) {
   std::vector<std::pair<std::chrono::steady_clock::time_point, std::string>> on_demand;
   for (const auto& [name, held] : held_) {
     if (held.on_demand) on_demand.emplace_back(held.fetched_at, name);
   }
-  if (on_demand.size() > options_.on_demand_entries) {
-    std::sort(on_demand.begin(), on_demand.end());
-    for (std::size_t i = 0; i + options_.on_demand_entries < on_demand.size(); ++i) held_.erase(on_demand[i].second);
+  if (on_demand.size() <= options_.on_demand_entries) return;
+  std::size_t excess = on_demand.size() - options_.on_demand_entries;
+  std::sort(on_demand.begin(), on_demand.end());
+  for (const auto& [fetched_at, name] : on_demand) {
+    if (excess == 0) break;
+    const auto& schemas = held_.at(name).schemas;
+    const bool in_use = std::any_of(schemas.begin(), schemas.end(), [](const auto& schema) { return schema.use_count() > 1; });
+    if (name == keep || in_use) continue;
+    held_.erase(name);
+    --excess;
   }
-  for (const auto& [name, version] : candidates) {
-    auto held = held_.find(name);
-    if (held == held_.end()) continue;
-    for (const auto& schema : held->second.schemas) {
-      if (schema->kind == kind) return schema;
+}
+
+CrdFetch ClusterSchemas::fetch(const GroupVersionKind& kind, std::chrono::steady_clock::time_point deadline) {
+  // Only a group the index holds a CRD of is asked about: a Karta's made-up group costs no GET.
+  const std::map<std::string, std::string> in_group = indexed_in(kind.group);
+  if (in_group.empty() || !crd_version_name(kind.version)) return {};
+  std::string stale;  // a CRD held that served the kind and has changed since
+  auto cached = [&]() -> std::shared_ptr<const CrdSchema> {
+    const auto now = std::chrono::steady_clock::now();
+    std::lock_guard lock(held_mutex_);
+    for (const auto& [name, version] : in_group) {
+      auto held = held_.find(name);
+      if (held == held_.end()) continue;
+      for (const auto& schema : held->second.schemas) {
+        if (schema->kind != kind) continue;
+        const bool fresh = held->second.resource_version == version &&
+                           (!held->second.on_demand || now - held->second.fetched_at <= options_.on_demand_ttl);
+        if (fresh) return schema;
+        stale = name;
+      }
     }
+    return nullptr;
+  };
+  if (auto schema = cached()) return {std::move(schema), ""};
+  std::unique_lock fetching(on_demand_mutex_, deadline);
+  if (!fetching.owns_lock()) return {nullptr, "no answer within the request's deadline"};
+  if (auto schema = cached()) return {std::move(schema), ""};  // fetched by the /validate before this one
+  try {
+    const std::string name = !stale.empty() ? stale : served_by(kind, deadline);
+    if (name.empty()) return {};
+    auto schemas = get(*on_demand_client_, name, deadline);
+    if (!schemas) {  // deleted meanwhile
+      std::lock_guard lock(held_mutex_);
+      if (auto held = held_.find(name); held != held_.end() && held->second.on_demand) held_.erase(held);
+      return {};
+    }
+    std::shared_ptr<const CrdSchema> found;
+    for (const auto& schema : *schemas) {
+      if (schema->kind == kind) found = schema;
+    }
+    std::lock_guard lock(held_mutex_);
+    auto held = held_.find(name);
+    if (held == held_.end() || held->second.on_demand) {  // a used group's entry is the reload's to replace
+      auto version = in_group.find(name);
+      held_[name] = Held{version != in_group.end() ? version->second : "", std::move(*schemas),
+                         std::chrono::steady_clock::now(), true};
+    }
+    trim_locked(name);
+    return {std::move(found), ""};
+  } catch (const std::exception& e) {
+    const auto* api_error = dynamic_cast<const kube::ApiError*>(&e);
+    std::string why = std::chrono::steady_clock::now() >= deadline ? "no answer within the request's deadline"
+                      : api_error != nullptr && api_error->status() != 0
+                          ? "the API server answered " + std::to_string(api_error->status())
+                      : api_error != nullptr ? "the API server could not be asked"
+                                             : "its schema could not be read";
+    spdlog::warn("reading the CustomResourceDefinition of {} for a Karta failed ({}): {}",
+                 kube::printable(kube::shortened(kind.to_string(), 200)), why, e.what());
+    return {nullptr, std::move(why)};
   }
-  return nullptr;
 }
 
 std::uint64_t ClusterSchemas::gets() const { return gets_.load(); }

@@ -41,7 +41,7 @@ std::string cluster_schema_metrics(const ClusterSchemas& schemas) {
          "# HELP karta_cluster_crd_schemas_held CustomResourceDefinitions whose schema is held: those of the groups definitions use, and those fetched for /validate\n"
          "# TYPE karta_cluster_crd_schemas_held gauge\n"
          "karta_cluster_crd_schemas_held " + std::to_string(schemas.held()) + "\n"
-         "# HELP karta_cluster_crd_gets_total GETs of one CustomResourceDefinition\n"
+         "# HELP karta_cluster_crd_gets_total GETs of one CustomResourceDefinition, or of a group version's discovery for /validate\n"
          "# TYPE karta_cluster_crd_gets_total counter\n"
          "karta_cluster_crd_gets_total " + std::to_string(schemas.gets()) + "\n"
          "# HELP karta_cluster_crd_events_ignored_total Watch events of CustomResourceDefinitions outside the groups definitions use: indexed, nothing reloaded\n"
@@ -301,7 +301,9 @@ void Webhook::reload(const char* source) {
     auto state = loader_.load(cluster, &rejected);
     local_groups_ = local_groups(*state);
     if (schemas_) {
-      state->fetch_crd = [schemas = schemas_](const GroupVersionKind& kind) { return schemas->fetch(kind); };
+      state->fetch_crd = [schemas = schemas_](const GroupVersionKind& kind, std::chrono::steady_clock::time_point deadline) {
+        return schemas->fetch(kind, deadline);
+      };
     }
     spdlog::info("reloaded {} definitions ({} from the cluster) and policy {}", state->catalog.size(),
                  state->cluster_kartas.size(), state->policy.source);

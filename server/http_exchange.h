@@ -3,6 +3,7 @@
 // The transport's view of one HTTP exchange: plain data, no Beast types, so handlers (and their tests)
 // need no socket.
 
+#include <chrono>
 #include <functional>
 #include <optional>
 #include <string>
@@ -17,6 +18,9 @@ struct HttpRequest {
   std::string query;   // "timeout=10s"
   std::string content_type;
   std::string body;
+  // When the server had read it whole: what the caller's timeout counts from, however long the request
+  // then waits for a worker (unset, the epoch, for a request made in a test).
+  std::chrono::steady_clock::time_point received{};
 };
 
 struct HttpResponse {

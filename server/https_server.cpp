@@ -234,6 +234,7 @@ class HttpsServer::Session : public std::enable_shared_from_this<HttpsServer::Se
     if (question != std::string_view::npos) request.query = std::string(target.substr(question + 1));
     request.content_type = std::string(message.content_type());
     request.body = message.release_body();
+    request.received = std::chrono::steady_clock::now();
     Reply reply{message.version(), message.keep_alive(), message.method() == http::verb::head};
     HttpResponse refusal;
     const Route* route = server_.find_route(request, refusal);

@@ -87,6 +87,13 @@ struct Watching {
   std::unique_ptr<test::HttpsClient> client;
 
   Watching(std::vector<json> kartas, std::vector<json> crds) : server(dir.path, std::move(kartas)) {
+    // Each CRD's resource in discovery, as the API server serves an established CRD's (/validate asks
+    // discovery which CRD serves a Karta's kind).
+    for (const json& crd : crds) {
+      const json& names = crd["spec"]["names"];
+      server.serve(test::FakeResource{crd["spec"]["group"].get<std::string>(), "v1", names["kind"].get<std::string>(),
+                                      names["plural"].get<std::string>(), names["singular"].get<std::string>()});
+    }
     server.serve(test::crd_resource(), std::move(crds));
     running = std::make_unique<test::RunningWebhook>([&](karta::WebhookConfig& config) {
       config.cluster = server.connection();

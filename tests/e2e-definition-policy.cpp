@@ -149,8 +149,10 @@ TEST_CASE("definitionPolicy warn admits a Karta with faults, each fault a warnin
                                        "no CustomResourceDefinition known for acme.example.com/v1 Tuner: paths not "
                                        "verified against a schema"}}});
   std::string metrics = client.request("GET", "/metrics").body;
-  CHECK(metrics.find("karta_definition_faults_admitted_total{kind=\"acme.example.com/v1/Trainer\"} 1\n") != std::string::npos);
-  CHECK(metrics.find("karta_definition_faults_admitted_total{kind=\"acme.example.com/v1/Tuner\"} 1\n") != std::string::npos);
+  // Neither kind is a loaded definition's yet: both counted as `other`, so that the kinds Kartas name
+  // cannot add series at will.
+  CHECK(metrics.find("karta_definition_faults_admitted_total{kind=\"other\"} 2\n") != std::string::npos);
+  CHECK(metrics.find("karta_definition_faults_admitted_total{kind=\"acme") == std::string::npos);
   CHECK(metrics.find("karta_admission_requests_total{endpoint=\"validate\",operation=\"CREATE\",kind=\"unregistered\","
                      "result=\"allowed\"} 2\n") != std::string::npos);
 
@@ -179,6 +181,10 @@ TEST_CASE("definitionPolicy warn admits a Karta with faults, each fault a warnin
              kMisspeltFault,
              "spec.structureDefinition.rootComponent.kind: acme.example.com/v1 Trainer is already defined by Karta "
              "\"trainer-misspelt\" (KAI Scheduler refuses two definitions of one kind)"});
+  // Trainer is now a loaded definition's kind: counted under its own name.
+  metrics = client.request("GET", "/metrics").body;
+  CHECK(metrics.find("karta_definition_faults_admitted_total{kind=\"acme.example.com/v1/Trainer\"} 2\n") != std::string::npos);
+  CHECK(metrics.find("karta_definition_faults_admitted_total{kind=\"other\"} 2\n") != std::string::npos);
 }
 
 TEST_CASE("definitionPolicy enforce, the default, denies a Karta with a path fault and one with unsafe jq") {

@@ -57,4 +57,23 @@ TEST_CASE("the service's reply and the HTTP adapter's answer agree on a refused 
   CHECK(response.body == "expected Content-Type application/json, got text/yaml\n");
 }
 
+TEST_CASE("the API server's ?timeout= sets what a review may wait on the API server: a second less, at most 3 s") {
+  using namespace std::chrono_literals;
+  CHECK(karta::review_budget("timeout=5s") == 3000ms);
+  CHECK(karta::review_budget("timeout=10s") == 3000ms);
+  CHECK(karta::review_budget("timeout=3s") == 2000ms);
+  CHECK(karta::review_budget("timeout=2s") == 1000ms);
+  CHECK(karta::review_budget("timeout=1s") == 500ms);
+  CHECK(karta::review_budget("dryRun=All&timeout=1.5s") == 750ms);
+  CHECK(karta::review_budget("timeout=1m0s") == 3000ms);
+  CHECK(karta::review_budget("timeout=800ms") == 400ms);
+  for (const char* query : {"", "timeout=", "timeout=5", "timeout=-5s", "timeout=0s", "timeout=5x", "timeout=s", "dryRun=All"}) {
+    CAPTURE(query);
+    CHECK(karta::review_budget(query) == 3000ms);
+  }
+  CHECK(karta::parse_go_duration("1h2m3.5s") == std::chrono::milliseconds(3'723'500));
+  CHECK(karta::parse_go_duration("1500us") == 1ms);
+  CHECK(karta::parse_go_duration("2\xc2\xb5s") == 0ms);
+}
+
 }  // namespace unit_admission_http

@@ -54,6 +54,31 @@ TEST_CASE("when the server has closed the kept-alive connection, get asks again 
   CHECK(server.connections() == 2);
 }
 
+TEST_CASE("get with a deadline gives up there, closes the connection, and the next get opens another") {
+  test::TempDir dir;
+  FakeApiServer server(dir.path, {karta_object("a")});
+  kube::ApiClient client(server.connection());
+  CHECK(client.get(kKartas)["kind"] == "KartaList");  // a kept-alive connection
+  server.delay_gets(kKartas, std::chrono::milliseconds(2'000));
+  const auto started = std::chrono::steady_clock::now();
+  try {
+    client.get(kKartas, started + std::chrono::milliseconds(300));
+    FAIL("no ApiError");
+  } catch (const kube::ApiError& e) {
+    CHECK(std::string(e.what()) == "GET " + client.url(kKartas) + ": no answer before the caller's deadline");
+    CHECK(e.status() == 0);
+  }
+  const auto took = std::chrono::steady_clock::now() - started;
+  CHECK(took >= std::chrono::milliseconds(300));
+  CHECK(took < std::chrono::milliseconds(800));
+  // A deadline already past sends nothing.
+  CHECK_THROWS_AS(client.get(kKartas, std::chrono::steady_clock::now()), kube::ApiError);
+  CHECK(server.received().size() == 2);
+  server.delay_gets(kKartas, std::chrono::milliseconds(0));
+  CHECK(client.get(kKartas)["kind"] == "KartaList");
+  CHECK(server.connections() == 2);
+}
+
 TEST_CASE("a non-2xx answer throws an ApiError with the HTTP status and the Status's reason and message") {
   test::TempDir dir;
   FakeApiServer server(dir.path, {});

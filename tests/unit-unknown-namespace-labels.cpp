@@ -197,25 +197,26 @@ TEST_CASE("AdmissionService::answer says which namespace to await, and answers o
 }
 
 TEST_CASE("a review's wait for its namespace's labels ends well inside the API server's ?timeout=") {
-  CHECK(karta::call_timeout("timeout=10s") == 10'000ms);
-  CHECK(karta::call_timeout("timeout=1m0s") == 60'000ms);
-  CHECK(karta::call_timeout("timeout=2.5s") == 2'500ms);
-  CHECK(karta::call_timeout("timeout=500ms") == 500ms);
-  CHECK(karta::call_timeout("timeout=1h0m30s") == 3'630'000ms);
-  CHECK(karta::call_timeout("dryRun=All&timeout=5s") == 5'000ms);
-  CHECK(karta::call_timeout("timeout=0") == 0ms);
-  for (const char* query : {"", "timeout=", "timeout=10", "timeout=-1s", "timeout=abc", "timeout=1.2.3s", "timeout=10d",
-                            "timeout=100000h", "timeouts=10s", "xtimeout=10s"}) {
-    CAPTURE(query);
-    CHECK_FALSE(karta::call_timeout(query));
+  CHECK(karta::parse_go_duration("10s") == 10'000ms);
+  CHECK(karta::parse_go_duration("1m0s") == 60'000ms);
+  CHECK(karta::parse_go_duration("2.5s") == 2'500ms);
+  CHECK(karta::parse_go_duration("500ms") == 500ms);
+  CHECK(karta::parse_go_duration("1h0m30s") == 3'630'000ms);
+  for (const char* text : {"", "10", "-1s", "abc", "1.2.3s", "10d", "100000h", "0"}) {
+    CAPTURE(text);
+    CHECK_FALSE(karta::parse_go_duration(text));
   }
-  CHECK(karta::namespace_wait("timeout=10s") == 3'000ms);
-  CHECK(karta::namespace_wait("timeout=30s") == 3'000ms);
-  CHECK(karta::namespace_wait("timeout=3s") == 2'000ms);
-  CHECK(karta::namespace_wait("timeout=2s") == 1'000ms);
-  CHECK(karta::namespace_wait("timeout=1s") == 500ms);
-  CHECK(karta::namespace_wait("timeout=0") == 0ms);
-  CHECK(karta::namespace_wait("") == 3'000ms);
+  // The wait (the same budget as a Karta's CRD read on /validate): the timeout less 1 s, or half of a
+  // timeout under 2 s, at most 3 s; 3 s when the call names no timeout that parses.
+  CHECK(karta::review_budget("timeout=10s") == 3'000ms);
+  CHECK(karta::review_budget("timeout=30s") == 3'000ms);
+  CHECK(karta::review_budget("dryRun=All&timeout=3s") == 2'000ms);
+  CHECK(karta::review_budget("timeout=2s") == 1'000ms);
+  CHECK(karta::review_budget("timeout=1s") == 500ms);
+  for (const char* query : {"", "timeout=", "timeouts=10s", "xtimeout=10s", "timeout=abc"}) {
+    CAPTURE(query);
+    CHECK(karta::review_budget(query) == 3'000ms);
+  }
 }
 
 TEST_CASE("a namespace's name is a DNS label: what serve may GET") {

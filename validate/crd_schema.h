@@ -62,6 +62,22 @@ struct SchemaFinding {
   std::string message;
 };
 
+// What a path the webhook writes to must reach: a string (queuePath: the queue) or a map of strings
+// (workloadPodLabelsPath: the labels the kind's operator copies onto its pods).
+enum class WrittenShape { String, StringMap };
+
+// Checks a path of a definition that /mutate writes to (`field` names it in messages: "queuePath")
+// against the schema of its root kind, beyond what check_path_against_schema says of it: the path must be
+// plain (fields, `[N]`, `[]`), every place on its way described by the schema, and it must reach a field
+// of the shape given outside the object's metadata (and apiVersion and kind), outside any pod template or
+// pod spec, through no field a PodSpec or a Container has (`name` aside: image, command, env,
+// securityContext, volumes, ...), and, for a string, outside any object that holds a container's fields
+// (an image with a command, args or env). Otherwise the webhook could write a workload's queue into what
+// its pods run. Faults only, the first one met; nothing for a field the schema lacks (that is
+// check_path_against_schema's to say).
+std::vector<SchemaFinding> check_write_path(const CrdSchema& crd, std::string_view expression, WrittenShape shape,
+                                            std::string_view field);
+
 // Checks one jq expression of a definition against the schema of its root kind. `field` names the
 // definition field in messages ("replicasPath"); when empty, the usual field for `expected` is named
 // (podTemplateSpecPath, podSpecPath, metadataPath, labelsPath, replicasPath, instanceIdPath,

@@ -26,6 +26,15 @@ struct CrdSchema {
   json schema;            // the version's openAPIV3Schema (spec.validation's for old CRDs); null when none
 };
 
+// What asking the API server for the CRD schema of one kind came to (a Karta's kind on /validate:
+// runtime/cluster_schemas.h): the schema; or none and `unreadable` empty, when no CRD of the cluster
+// serves the kind; or none and `unreadable` saying why it could not be read in time (no answer before
+// the deadline, an error answer), when one may.
+struct CrdFetch {
+  std::shared_ptr<const CrdSchema> schema;
+  std::string unreadable;
+};
+
 class CrdSchemaSet {
  public:
   // Adds one entry per served version of a CustomResourceDefinition (apiextensions.k8s.io v1, or v1beta1

@@ -64,9 +64,26 @@ std::vector<CheckedPath> object_paths(const KartaDefinition& d) {
       }
     }
   }
-  add(d.workload_pod_labels, ExpectedShape::StringMap);  // the extensions annotation's workloadPodLabelsPath
-  add(d.queue_path, ExpectedShape::String);              // queuePath
-  add(d.gang_min_member, ExpectedShape::Integer);        // gangMinMemberPath
+  // The extensions annotation's workloadPodLabelsPath and queuePath are written to: their shape is
+  // check_write_path's to check (write_paths below), with where they lead.
+  add(d.workload_pod_labels, ExpectedShape::Any);
+  add(d.queue_path, ExpectedShape::Any);
+  add(d.gang_min_member, ExpectedShape::Integer);  // gangMinMemberPath: read only
+  return paths;
+}
+
+struct WritePath {
+  const JqField* field;
+  WrittenShape shape;
+};
+
+// The paths /mutate writes to (mutate/mutation.cpp): the extensions annotation's queuePath (the resolved
+// queue) and workloadPodLabelsPath (the labels every pod gets). Every other path is read, or locates a
+// pod template, a pod spec or a pod's pieces, whose shapes object_paths checks.
+std::vector<WritePath> write_paths(const KartaDefinition& d) {
+  std::vector<WritePath> paths;
+  if (d.queue_path) paths.push_back({&*d.queue_path, WrittenShape::String});
+  if (d.workload_pod_labels) paths.push_back({&*d.workload_pod_labels, WrittenShape::StringMap});
   return paths;
 }
 
@@ -162,6 +179,18 @@ DefinitionReport validate_definition(const json& document, const CrdLookup& crds
   // Paths read from the workload, against the CRD of the root kind.
   const CrdSchema* crd = crds ? crds(d.root_kind()) : nullptr;
   if (crd == nullptr) {
+    // Every CRD's group has a dot (the API server refuses any other): a kind whose group has none (batch
+    // Job, apps Deployment, the core Pod) is built in, and no schema will ever say where a path the
+    // webhook writes to leads (the Job's would reach its containers' image as readily as anything).
+    if (d.root_kind().group.find('.') == std::string::npos) {
+      for (const auto& [field, shape] : write_paths(d)) {
+        report.faults.push_back(field->field + ": " + d.root_kind().to_string() +
+                                " is a built-in kind, with no CustomResourceDefinition schema to check it against: " +
+                                field_name(field->field) + " is written by the webhook, and is allowed only on a "
+                                "kind whose CRD schema shows where it leads");
+      }
+    }
+    report.unknown_crd_warning = report.warnings.size();
     report.warnings.push_back("no CustomResourceDefinition known for " + d.root_kind().to_string() +
                               ": paths not verified against a schema");
     return report;
@@ -170,6 +199,12 @@ DefinitionReport validate_definition(const json& document, const CrdLookup& crds
     for (const auto& finding : check_path_against_schema(*crd, field->expression, shape, field_name(field->field))) {
       (finding.fault ? report.faults : report.warnings).push_back(field->field + ": " + finding.message);
       if (finding.fault) ++report.path_faults;
+    }
+  }
+  // Not path faults: a definition that would write where it must not is never loaded, under warn too.
+  for (const auto& [field, shape] : write_paths(d)) {
+    for (const auto& finding : check_write_path(*crd, field->expression, shape, field_name(field->field))) {
+      report.faults.push_back(field->field + ": " + finding.message);
     }
   }
   return report;

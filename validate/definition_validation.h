@@ -5,6 +5,7 @@
 // CRD's schema. Nothing of the definition is evaluated.
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,9 @@ struct DefinitionReport {
   // faults are these can still be loaded (definitionPolicy warn); any other fault (the published schema,
   // the structure, jq that is unsafe or does not compile) means it is never loaded.
   std::size_t path_faults = 0;
+  // The index in `warnings` of the one that says no CRD schema of the root kind was known, so its paths
+  // went unverified; a caller that knows why (/validate: it could not be read in time) says so there.
+  std::optional<std::size_t> unknown_crd_warning;
   bool ok() const { return faults.empty(); }
   bool only_path_faults() const { return !faults.empty() && faults.size() == path_faults; }
 };
