@@ -111,7 +111,7 @@ std::optional<HttpResponse> handle_admission(const std::shared_ptr<const Admissi
   auto held = std::make_shared<HttpRequest>(std::move(request));
   first.store->await(first.reply.body, deadline,
                      [service, endpoint, held, arrived = first.arrived, deadline, respond = deferral.take()](NamespaceLookup lookup) {
-                       respond([service, endpoint, held, awaited = AwaitedNamespace{std::move(lookup), arrived}] {
+                       respond([service, endpoint, held, deadline, awaited = AwaitedNamespace{std::move(lookup), arrived}] {
                          return to_http_response(
                              service->answer(endpoint, held->content_type, held->body, &awaited, deadline));
                        });
@@ -127,8 +127,6 @@ HttpResponse handle_admission(const AdmissionService& service, AdmissionEndpoint
                      [&learnt](NamespaceLookup lookup) { learnt.set_value(std::move(lookup)); });
   const AwaitedNamespace awaited{learnt.get_future().get(), first.arrived};
   return to_http_response(service.answer(endpoint, request.content_type, request.body, &awaited, first.deadline));
-}
-
 }
 
 }  // namespace karta
