@@ -177,14 +177,7 @@ preemption: {preemptibility: non-preemptible, delay: 10m}
           json{{"kai.scheduler/node-pool", "h100"}});
   }
   SUBCASE("the reader refuses a preemptibility and a delay KAI would not parse") {
-    auto error_of = [](const std::string& yaml) {
-      try {
-        karta::parse_policy(test::yaml(yaml), "policy.yaml");
-      } catch (const karta::InputError& e) {
-        return std::string(e.what());
-      }
-      return std::string("(no error)");
-    };
+    auto error_of = test::policy_error;
     CHECK(error_of("preemption: {preemptibility: sometimes}") ==
           "policy.yaml: preemption.preemptibility: \"sometimes\" is not one of preemptible, non-preemptible");
     CHECK(error_of("preemption: {delay: 10 minutes}") ==

@@ -179,14 +179,7 @@ TEST_CASE("a megabyte queue label is quoted cut, and the answer stays small") {
 }
 
 TEST_CASE("the policy reader refuses enforcement without allowed, an unknown enforcement and a glob of no label value") {
-  auto error_of = [](const std::string& yaml) {
-    try {
-      karta::parse_policy(test::yaml(yaml), "policy.yaml");
-    } catch (const karta::InputError& e) {
-      return std::string(e.what());
-    }
-    return std::string("(no error)");
-  };
+  auto error_of = test::policy_error;
   CHECK(error_of("scheduling: {queue: {label: q, enforcement: replace}}") ==
         "policy.yaml: scheduling.queue.enforcement: needs scheduling.queue.allowed (without it any value may be "
         "named, and there is nothing to enforce)");

@@ -35,14 +35,7 @@ tenants:
 )";
 const std::string kQueueOnly = "scheduling:\n  queue: {label: kai.scheduler/queue, namespaceLabel: runai/queue}\n";
 
-std::string error_of(const std::string& yaml) {
-  try {
-    karta::parse_policy(test::yaml(yaml), "policy.yaml");
-  } catch (const karta::InputError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+std::string error_of(const std::string& yaml) { return test::policy_error(yaml); }
 
 TEST_CASE("namespaceLabels.whenUnknown is deny by default when a rule selects namespaces by label, globalPolicy otherwise") {
   CHECK(test::policy_from_yaml(kSelecting).namespace_labels.when_unknown == UnknownLabelsAction::Deny);

@@ -40,6 +40,15 @@ const Catalog& builtin_catalog() {
 
 Policy policy_from_yaml(const std::string& text) { return parse_policy(yaml(text), "test-policy"); }
 
+std::string policy_error(const std::string& text) {
+  try {
+    parse_policy(yaml(text), "policy.yaml");
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
 TempDir::TempDir() {
   std::random_device random;
   path = fs::temp_directory_path() / ("karta-test-" + std::to_string(random()) + std::to_string(random()));

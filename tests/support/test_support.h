@@ -46,6 +46,8 @@ std::shared_ptr<const CompiledDefinition> compile_definition(const std::string& 
 // kind: what follows adds its statusDefinition and the rest, indented for the root component.
 std::string made_up_karta(const std::string& name, const std::string& kind);
 Policy policy_from_yaml(const std::string& text);
+// The loader's refusal of a policy read from `text` as the file policy.yaml, or "(no error)".
+std::string policy_error(const std::string& text);
 
 // Applies `patch` to `object` with `kubectl patch --local --type=json`, the API server's own JSON patch
 // library. Fails the test when kubectl refuses it.
