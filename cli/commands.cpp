@@ -97,7 +97,13 @@ int mutate_offline(const CommonOptions& common, const std::string& manifest, std
   for (const auto& document : read_documents(manifest)) {
     AdmissionRequest request = request_for_object(document.value);
     AdmissionResult result = AdmissionService::mutate(request, *state);
-    std::string name = request.namespace_name.empty() ? request.name : request.namespace_name + "/" + request.name;
+    // An object that asks the API server for a name (generateName) is shown by its prefix, as audit shows it.
+    std::string own = request.name;
+    if (const json& metadata = document.value.value("metadata", json::object()); own.empty() && metadata.is_object() &&
+        metadata.value("generateName", json()).is_string()) {
+      own = metadata["generateName"].get<std::string>() + "*";
+    }
+    std::string name = request.namespace_name.empty() ? own : request.namespace_name + "/" + own;
     out << "# " << terminal_text(document.source + ": " + request.kind.to_string() + " " + name) << ": ";
     if (result.outcome.starts_with("skipped")) {
       out << "not mutated (" << result.outcome.substr(8) << ")\n";

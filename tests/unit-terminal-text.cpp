@@ -203,4 +203,16 @@ TEST_CASE("an error of several lines keeps its line breaks and escapes the rest 
                        "env: `env` is not allowed: it would expose the webhook's environment\n");
 }
 
+TEST_CASE("mutate's header names an object that asks for a generated name by its prefix (issue 61: it showed none)") {
+  test::TempDir dir;
+  json job = test::document(test::source_dir() / "tests/data/suspend/job.yaml");
+  job["metadata"].erase("name");
+  job["metadata"]["generateName"] = "pi-";
+  test::write_text(dir.path / "job.yaml", job.dump());
+  const auto run = karta::test::run_cli({"karta-webhook", "mutate", "-f", (dir.path / "job.yaml").string()});
+  CHECK(run.code == 0);
+  CHECK(run.out.substr(0, run.out.find('\n')) ==
+        "# " + (dir.path / "job.yaml").string() + "#0: batch/v1 Job research/pi-*: 0 patch operations");
+}
+
 }  // namespace unit_terminal_text
