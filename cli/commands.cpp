@@ -367,7 +367,7 @@ int run_command_line(int argc, char** argv, std::ostream& out, std::ostream& err
     if (generate.chosen()) return generate.run(out, err);
     if (catalog_export.chosen()) return catalog_export.run(out, err);
   } catch (const std::exception& e) {
-    err << "karta-webhook: " << terminal_lines(e.what()) << "\n";
+    err << "karta-webhook: " << terminal_text(e.what()) << "\n";
     return 1;
   }
   return 0;

@@ -210,7 +210,7 @@ int inspect_live(const LiveOptions& options, std::ostream& out, std::ostream& er
     resource = cluster.discovery.resolve(kind_name);
   } catch (const kube::ApiError& e) {
     print_notes(cluster.notes, err);
-    err << "karta-webhook: " << terminal_lines(e.what()) << "\n";
+    err << "karta-webhook: " << terminal_text(e.what()) << "\n";
     return 1;
   }
   // kubectl warns of the group versions it passed over, as memcache.go's "couldn't get resource list".
@@ -447,7 +447,7 @@ std::optional<int> LiveCommands::run(const std::vector<std::string>& definitions
   try {
     return options == &list_options_ ? list_live(*options, out, err) : inspect_live(*options, out, err);
   } catch (const std::exception& e) {
-    err << "karta-webhook: " << terminal_lines(e.what()) << "\n";
+    err << "karta-webhook: " << terminal_text(e.what()) << "\n";
     return 1;
   }
 }

@@ -62,18 +62,6 @@ std::string terminal_text(std::string_view text) {
   return out;
 }
 
-std::string terminal_lines(std::string_view text) {
-  std::string out;
-  for (std::size_t start = 0;;) {
-    const std::size_t end = text.find('\n', start);
-    out += terminal_text(text.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start));
-    if (end == std::string_view::npos) break;
-    out += '\n';
-    start = end + 1;
-  }
-  return out;
-}
-
 std::string bounded_text(std::string_view text, std::size_t limit) {
   if (text.size() <= limit) return terminal_text(text);
   std::size_t cut = limit;

@@ -28,10 +28,6 @@ namespace karta {
 // non-reversible)").
 std::string terminal_text(std::string_view text);
 
-// An error of several lines (a definition load lists each fault on a line of its own) as terminal_text
-// writes each line: the line breaks kept, everything else escaped.
-std::string terminal_lines(std::string_view text);
-
 // Text a request or the cluster sent, quoted in a log line, an admission warning or a message: the first
 // `limit` bytes of `text` (cut at a character), escaped as terminal_text escapes it, with
 // "... (N bytes)" when it was cut. One namespace or label of a megabyte must not make a megabyte of log

@@ -186,22 +186,6 @@ total                                        1          0        1          1   
         json{"workload: label \"team\" value \"vision" + kClear + "\" may contain only alphanumerics, '-', '_' and '.'"});
 }
 
-TEST_CASE("an error of several lines keeps its line breaks and escapes the rest (issue 61: a literal \\n was printed)") {
-  CHECK(karta::terminal_lines("faults:\n  a\x1b[2J\n  b") == "faults:\n  a^[[2J\n  b");
-  test::TempDir dir;
-  test::write_text(dir.path / "definitions/x.yaml",
-                   "apiVersion: run.ai/v1alpha1\nkind: Karta\nmetadata: {name: x}\nspec: {structureDefinition: "
-                   "{rootComponent: {name: r, kind: {group: a.b, version: v1, kind: X}, specDefinition: "
-                   "{podTemplateSpecPath: \".spec | env\"}}}}\n");
-  const auto run = karta::test::run_cli({"karta-webhook", "mutate", "-f", (test::source_dir() / "examples/jobset-demo.yaml").string(),
-                                         "--definitions", (dir.path / "definitions").string()});
-  CHECK(run.code == 1);
-  const std::string file = (dir.path / "definitions/x.yaml").string();
-  CHECK(run.err == "karta-webhook: invalid Karta definition:\n  " + file +
-                       "#0: spec.structureDefinition.rootComponent.statusDefinition: is required on the root component\n  " +
-                       file + "#0: spec.structureDefinition.rootComponent.specDefinition.podTemplateSpecPath: .spec | "
-                       "env: `env` is not allowed: it would expose the webhook's environment\n");
-}
 
 TEST_CASE("mutate's header names an object that asks for a generated name by its prefix (issue 61: it showed none)") {
   test::TempDir dir;
