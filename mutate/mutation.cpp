@@ -3,6 +3,7 @@
 #include <set>
 
 #include "definitions/workload.h"
+#include "json/json_members.h"
 #include "k8s/name_syntax.h"
 #include "k8s/terminal_text.h"
 #include "mutate/json_patch_builder.h"
@@ -10,13 +11,6 @@
 
 namespace karta {
 namespace {
-
-// The string at member `key` of `object`, or "".
-std::string string_at(const std::optional<JsonElement>& object, std::string_view key) {
-  auto value = object && object->is_object() ? member(*object, key) : std::nullopt;
-  auto text = value ? string_of(*value) : std::nullopt;
-  return text ? std::string(*text) : std::string();
-}
 
 // The warning of a choice replaced: `choice` ("queue") `named` by the workload is not one `tenant` permits.
 std::string not_permitted_warning(const char* choice, const std::string& named, const std::string& tenant,
@@ -142,7 +136,7 @@ MutationOutcome mutate_workload(JsonElement object, const CompiledDefinition& de
     // not let it name that queue and says to replace it (scheduling.queue.enforcement: replace); under
     // enforce and audit it stays, for /validate to deny or warn about (validate/scheduling_choices.h).
     const std::string resolved = scheduling.resolved_queue(context.namespace_labels);
-    queue = string_at(labels_found, scheduling.queue_label);
+    queue = string_member(labels_found, scheduling.queue_label);
     bool replaced = false;
     if (!queue.empty() && !resolved.empty() && scheduling.queues.enforcement == ChoiceEnforcement::Replace &&
         !scheduling.queues.permits(queue, resolved)) {
@@ -176,8 +170,8 @@ MutationOutcome mutate_workload(JsonElement object, const CompiledDefinition& de
 
   PlaceholderValues values;
   values.namespace_name = context.namespace_name;
-  values.name = string_at(metadata, "name");
-  if (values.namespace_name.empty()) values.namespace_name = string_at(metadata, "namespace");
+  values.name = string_member(metadata, "name");
+  if (values.namespace_name.empty()) values.namespace_name = string_member(metadata, "namespace");
   values.kind = kind.kind;
   values.group = kind.group;
 
@@ -196,7 +190,7 @@ MutationOutcome mutate_workload(JsonElement object, const CompiledDefinition& de
     for (const auto& [place, found] : {std::pair{&t.pod_spec, &t.pod_spec_found}, std::pair{&t.labels, &t.labels_found}}) {
       if (!*place) continue;
       const std::optional<JsonElement> map = *found ? *found : find_at(object, **place);
-      const std::string named = string_at(map, kPriorityClassLabel);
+      const std::string named = string_member(map, kPriorityClassLabel);
       if (named.empty()) continue;
       template_names_class = true;
       if (replace_classes && !classes.permits(named, policy.priority.class_name)) {
@@ -308,7 +302,7 @@ MutationOutcome mutate_workload(JsonElement object, const CompiledDefinition& de
       for (const JsonPointer& place : places.pointers) {
         if (place.empty()) continue;
         const JsonPointer holder = place.parent_pointer();
-        const std::string own = string_at(find_at(object, holder), place.back());
+        const std::string own = string_member(find_at(object, holder), place.back());
         if (own.empty()) {
           mutator.set(holder, place.back(), queue, true, Where{});
         } else if (own != queue) {
@@ -327,7 +321,7 @@ MutationOutcome mutate_workload(JsonElement object, const CompiledDefinition& de
   // KAI Scheduler reads priority and topology on the top owner, which is the object admitted here (an
   // object owned by a kind with a definition is skipped before mutation): never on the pod templates.
   if (!policy.priority.class_name.empty()) {
-    const std::string own = string_at(labels_found, kPriorityClassLabel);
+    const std::string own = string_member(labels_found, kPriorityClassLabel);
     if (!own.empty() && replace_classes && !classes.permits(own, policy.priority.class_name)) {
       outcome.warnings.push_back(not_permitted_warning("priority class", own, context.tenant, classes,
                                                        policy.priority.class_name));

@@ -1,6 +1,6 @@
 #include "validate/scheduling_choices.h"
 
-#include "json/json_document.h"
+#include "json/json_members.h"
 #include "k8s/terminal_text.h"
 
 namespace karta {
@@ -8,10 +8,7 @@ namespace {
 
 // The string a place holds, or "" (absent, or not a string: the API server's or the kind's own business).
 std::string string_in(JsonElement object, const JsonPointer& map, std::string_view key) {
-  auto holder = find_at(object, map);
-  auto value = holder && holder->is_object() ? member(*holder, key) : std::nullopt;
-  auto text = value ? string_of(*value) : std::nullopt;
-  return text ? std::string(*text) : std::string();
+  return string_member(find_at(object, map), key);
 }
 
 // Collects the findings of one check.
