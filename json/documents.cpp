@@ -2,7 +2,6 @@
 
 #include "json/json_document.h"
 #include "json/json_text.h"
-#include "k8s/terminal_text.h"
 
 #include <algorithm>
 #include <charconv>
@@ -122,9 +121,11 @@ json to_json(const YAML::Node& node, int depth, const Conversion& c, const std::
               break;
             }
           }
-          throw InputError(c.where + " " + c.at(entry.first.Mark()) + ": duplicate key \"" +
-                           terminal_text(bounded_text(key)) + "\" (first at " + first +
-                           "); YAML would keep only the last");
+          // The key quoted and escaped as JSON, cut to a bound: it is the file's text.
+          const std::string shown = json(key.size() > 128 ? key.substr(0, 128) + "..." : key)
+                                        .dump(-1, ' ', false, json::error_handler_t::replace);
+          throw InputError(c.where + " " + c.at(entry.first.Mark()) + ": duplicate key " + shown + " (first at " +
+                           first + "); YAML would keep only the last");
         }
         std::string key_path;
         if (c.marks != nullptr) {

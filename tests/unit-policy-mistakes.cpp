@@ -118,6 +118,11 @@ TEST_CASE("a key given twice in a policy is refused, naming the key, the file an
                        "kartas.yaml#1 line 3 column 11: duplicate key \"c\" (first at line 3 column 5); "
                        "YAML would keep only the last",
                        karta::InputError);
+  // The key is the file's text: quoted and escaped.
+  CHECK_THROWS_WITH_AS(karta::parse_documents("\"k\\u0007\": 1\n\"k\\u0007\": 2\n", "x.yaml"),
+                       "x.yaml#0 line 2 column 1: duplicate key \"k\\u0007\" (first at line 1 column 1); "
+                       "YAML would keep only the last",
+                       karta::InputError);
 }
 
 TEST_CASE("a policy error names the line and column of the field, and the known field nearest a typo") {
