@@ -53,6 +53,8 @@ class NamespaceFile : public NamespaceLabels {
   static NamespaceFile load(const std::filesystem::path& file);
   static NamespaceFile from_objects(const std::vector<json>& objects, const std::string& source);
   NamespaceLookup find(const std::string& namespace_name) const override;
+  // The namespaces of the file with their labels, by name.
+  const std::map<std::string, LabelMap>& namespaces() const { return labels_; }
 
  private:
   std::string source_;

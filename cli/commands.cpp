@@ -9,6 +9,7 @@
 #include <spdlog/spdlog.h>
 
 #include "admission/admission_service.h"
+#include "admission/namespace_labels.h"
 #include "cli/audit.h"
 #include "cli/build_commit.h"
 #include "cli/catalog_export.h"
@@ -19,6 +20,7 @@
 #include "definitions/suspend.h"
 #include "json/documents.h"
 #include "k8s/terminal_text.h"
+#include "policy/policy.h"
 #include "runtime/logging.h"
 #include "runtime/webhook.h"
 #include "server/cpu_budget.h"
@@ -115,6 +117,49 @@ int mutate_offline(const CommonOptions& common, const std::string& manifest, std
     }
     for (const auto& note : result.notes) out << "# note: " << terminal_text(note) << "\n";
     out << result.decision.patch.value().dump(2) << "\n";
+  }
+  return 0;
+}
+
+// validate --policy FILE [--namespaces FILE]: the policy loaded as serve loads it (a fault is thrown, so
+// exit 1 with the loader's message); with namespaces, the tenant each gets and what looks like a mistake.
+int validate_policy(const std::string& policy_file, const std::string& namespaces_file, std::ostream& out) {
+  const Policy policy = load_policy(policy_file);
+  out << terminal_text(policy_file) << ": valid, ";
+  if (policy.says_nothing) {
+    out << "nothing: true (nothing injected, nothing enforced)\n";
+  } else {
+    out << policy.tenants.size() << " tenant rule" << (policy.tenants.size() == 1 ? "" : "s") << "\n";
+  }
+  if (namespaces_file.empty()) return 0;
+  const NamespaceFile namespaces = NamespaceFile::load(namespaces_file);
+  std::vector<bool> matched(policy.tenants.size(), false);
+  for (const auto& [name, labels] : namespaces.namespaces()) {
+    const TenantChoice choice = choose_tenant(policy, name, &labels);
+    out << "namespace " << terminal_text(bounded_text(name)) << ": ";
+    if (choice.rule == nullptr) {
+      out << "the global policy\n";
+    } else {
+      const std::size_t index = static_cast<std::size_t>(choice.rule - policy.tenants.data());
+      matched[index] = true;
+      out << "tenant " << choice.rule->name << " (tenants[" << index << "])" << (choice.exempt() ? ", exempt" : "")
+          << "\n";
+    }
+    if (choice.exempt()) continue;
+    const SchedulingPolicy& scheduling = choice.settings(policy).scheduling;
+    if (scheduling.namespace_label.empty()) continue;
+    auto label = labels.find(scheduling.namespace_label);
+    if (label != labels.end() && !label->second.empty()) continue;
+    out << "  note: no label " << scheduling.namespace_label << ", which " << choice.who()
+        << " reads for the queue: a workload that names none gets "
+        << (scheduling.default_queue.empty() ? std::string("no queue") : "the default queue " + scheduling.default_queue)
+        << "\n";
+  }
+  for (std::size_t i = 0; i < matched.size(); ++i) {
+    if (!matched[i]) {
+      out << "note: tenants[" << i << "] (" << policy.tenants[i].name << ") matches no namespace of "
+          << terminal_text(namespaces_file) << "\n";
+    }
   }
   return 0;
 }
@@ -298,12 +343,21 @@ int run_command_line(int argc, char** argv, std::ostream& out, std::ostream& err
 
   std::vector<std::string> validate_files;
   std::vector<std::string> validate_crds;
-  auto* validate_command = app.add_subcommand("validate", "Check Karta definitions: structure, safe jq, paths against CRDs");
-  validate_command->footer("Example:\n  karta-webhook validate -f definitions/catalog/jobset.x-k8s.io-jobset-v1alpha2.yaml "
-                           "--crds tests/corpus/crds\nExits 1 when any definition has a fault.");
-  validate_command->add_option("-f,--filename", validate_files,
+  std::string validate_policy_file, validate_namespaces;
+  auto* validate_command = app.add_subcommand("validate", "Check Karta definitions (structure, safe jq, paths against "
+                                                          "CRDs) or a policy file");
+  validate_command->footer("Examples:\n  karta-webhook validate -f definitions/catalog/jobset.x-k8s.io-jobset-v1alpha2.yaml "
+                           "--crds tests/corpus/crds\n"
+                           "  karta-webhook validate --policy examples/tenants-policy.yaml --namespaces examples/namespaces.yaml\n"
+                           "Exits 1 when any definition has a fault, or when the policy would not load.");
+  auto* validate_filename = validate_command->add_option("-f,--filename", validate_files,
                                "YAML or JSON files of Karta objects, or directories of them; several allowed")
-      ->required()->check(CLI::ExistingPath);
+      ->check(CLI::ExistingPath);
+  auto* validate_policy_option = validate_command->add_option("--policy", validate_policy_file,
+      "Policy file to check as serve loads it")->check(CLI::ExistingFile)->excludes(validate_filename);
+  validate_command->add_option("--namespaces", validate_namespaces,
+      "With --policy: namespaces (kubectl get ns -o yaml) to print the tenant each gets")
+      ->check(CLI::ExistingFile)->needs(validate_policy_option);
   validate_command->add_option("--crds", validate_crds, "Directory of CustomResourceDefinition files")
       ->check(CLI::ExistingDirectory);
 
@@ -360,7 +414,11 @@ int run_command_line(int argc, char** argv, std::ostream& out, std::ostream& err
       return mutate_offline(common, manifest, out);
     }
     if (*inspect_command) return inspect_offline(common, inspect_manifest, inspect_output, out);
-    if (*validate_command) return validate_offline(validate_files, validate_crds, out);
+    if (*validate_command) {
+      if (!validate_policy_file.empty()) return validate_policy(validate_policy_file, validate_namespaces, out);
+      if (validate_files.empty()) throw InputError("validate: -f FILE (Karta definitions) or --policy FILE is needed");
+      return validate_offline(validate_files, validate_crds, out);
+    }
     if (*suspend_command) return suspend_offline(common, suspend_manifest, SuspendDirection::Suspend, out);
     if (*resume_command) return suspend_offline(common, resume_manifest, SuspendDirection::Resume, out);
     if (audit.chosen()) return audit.run(*load_state(common, 1), out, err);

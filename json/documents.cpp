@@ -60,9 +60,24 @@ json resolve_plain_scalar(const std::string& s) {
   return s;
 }
 
-json to_json(const YAML::Node& node, int depth, const std::string& where) {
+// Converting one YAML document: where messages say it is, where its lines start in the file, and the
+// marks to record (null: none).
+struct Conversion {
+  const std::string& where;
+  std::size_t line_offset = 0;
+  SourceMarks* marks = nullptr;
+  SourcePosition position(const YAML::Mark& mark) const {
+    return {line_offset + static_cast<std::size_t>(mark.line) + 1, static_cast<std::size_t>(mark.column) + 1};
+  }
+  std::string at(const YAML::Mark& mark) const {
+    SourcePosition p = position(mark);
+    return "line " + std::to_string(p.line) + " column " + std::to_string(p.column);
+  }
+};
+
+json to_json(const YAML::Node& node, int depth, const Conversion& c, const std::string& path) {
   if (depth > kMaxDepth) {
-    throw InputError(where + ": nesting deeper than " + std::to_string(kMaxDepth) + " levels");
+    throw InputError(c.where + ": nesting deeper than " + std::to_string(kMaxDepth) + " levels");
   }
   switch (node.Type()) {
     case YAML::NodeType::Undefined:
@@ -79,17 +94,45 @@ json to_json(const YAML::Node& node, int depth, const std::string& where) {
     }
     case YAML::NodeType::Sequence: {
       json array = json::array();
-      for (const auto& item : node) array.push_back(to_json(item, depth + 1, where));
+      std::size_t index = 0;
+      for (const auto& item : node) {
+        std::string item_path;
+        if (c.marks != nullptr) {
+          item_path = path + "[" + std::to_string(index) + "]";
+          c.marks->emplace(item_path, c.position(item.Mark()));
+        }
+        array.push_back(to_json(item, depth + 1, c, item_path));
+        ++index;
+      }
       return array;
     }
     case YAML::NodeType::Map: {
       json object = json::object();
       for (const auto& entry : node) {
         if (!entry.first.IsScalar()) {
-          throw InputError(where + " line " + std::to_string(entry.first.Mark().line + 1) +
-                           ": a map key must be a scalar");
+          throw InputError(c.where + " " + c.at(entry.first.Mark()) + ": a map key must be a scalar");
         }
-        object[entry.first.Scalar()] = to_json(entry.second, depth + 1, where);
+        const std::string& key = entry.first.Scalar();
+        if (object.contains(key)) {
+          std::string first;
+          for (const auto& earlier : node) {
+            if (earlier.first.IsScalar() && earlier.first.Scalar() == key) {
+              first = c.at(earlier.first.Mark());
+              break;
+            }
+          }
+          // The key quoted and escaped as JSON, cut to a bound: it is the file's text.
+          const std::string shown = json(key.size() > 128 ? key.substr(0, 128) + "..." : key)
+                                        .dump(-1, ' ', false, json::error_handler_t::replace);
+          throw InputError(c.where + " " + c.at(entry.first.Mark()) + ": duplicate key " + shown + " (first at " +
+                           first + "); YAML would keep only the last");
+        }
+        std::string key_path;
+        if (c.marks != nullptr) {
+          key_path = path.empty() ? key : path + "." + key;
+          c.marks->emplace(key_path, c.position(entry.first.Mark()));
+        }
+        object[key] = to_json(entry.second, depth + 1, c, key_path);
       }
       return object;
     }
@@ -164,14 +207,14 @@ int json_nesting_depth(std::string_view text, int limit) {
   return deepest;
 }
 
-std::vector<SourceDocument> parse_documents(std::string_view text, const std::string& source_name) {
+std::vector<SourceDocument> parse_documents(std::string_view text, const std::string& source_name, bool keep_marks) {
   std::vector<SourceDocument> documents;
   if (auto bad = utf8_error_offset(text); bad != std::string_view::npos) {
     std::size_t line = 1 + static_cast<std::size_t>(std::count(text.begin(), text.begin() + bad, '\n'));
     throw InputError(source_name + " line " + std::to_string(line) + ": not valid UTF-8 (byte " +
                      std::to_string(bad) + ")");
   }
-  if (looks_like_json(text)) {
+  if (!keep_marks && looks_like_json(text)) {
     // nlohmann's parser is iterative and much faster than yaml-cpp on large JSON.
     // The same bounded parse as the API client's answers (json/json_document.h), at a lower depth.
     json value(json::value_t::discarded);
@@ -197,23 +240,24 @@ std::vector<SourceDocument> parse_documents(std::string_view text, const std::st
     }
     // Not valid JSON: fall through to YAML, which reports the position of the fault.
   }
-  std::vector<YAML::Node> nodes;
+  std::vector<std::pair<YAML::Node, std::size_t>> nodes;  // each with the line it starts after
   std::size_t line_offset = 0;
   for (std::string_view piece : split_yaml_documents(text)) {
     try {
-      nodes.push_back(YAML::Load(std::string(piece)));
+      nodes.emplace_back(YAML::Load(std::string(piece)), line_offset);
     } catch (const YAML::Exception& e) {
       throw InputError(source_name + " line " + std::to_string(line_offset + e.mark.line + 1) + " column " +
                        std::to_string(e.mark.column + 1) + ": " + e.msg);
     }
     line_offset += static_cast<std::size_t>(std::count(piece.begin(), piece.end(), '\n'));
   }
-  for (const auto& node : nodes) {
+  for (const auto& [node, offset] : nodes) {
     // Documents are numbered among the non-empty ones, as kubectl lists them.
     std::size_t index = documents.size();
     std::string where = source_name + "#" + std::to_string(index);
-    json value = to_json(node, 0, where);
-    if (!value.is_null()) documents.push_back({where, index, std::move(value)});
+    auto marks = keep_marks ? std::make_shared<SourceMarks>() : nullptr;
+    json value = to_json(node, 0, Conversion{where, offset, marks.get()}, "");
+    if (!value.is_null()) documents.push_back({where, index, std::move(value), std::move(marks)});
   }
   return documents;
 }
@@ -227,8 +271,8 @@ std::string read_text_file(const std::filesystem::path& file) {
   return std::move(buffer).str();
 }
 
-std::vector<SourceDocument> read_documents(const std::filesystem::path& file) {
-  return parse_documents(read_text_file(file), file.string());
+std::vector<SourceDocument> read_documents(const std::filesystem::path& file, bool keep_marks) {
+  return parse_documents(read_text_file(file), file.string(), keep_marks);
 }
 
 std::vector<std::string> expand_manifest_paths(const std::vector<std::string>& names) {

@@ -3,6 +3,8 @@
 // Reading Kubernetes-style YAML or JSON files into JSON values, several documents per file.
 
 #include <filesystem>
+#include <map>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -20,19 +22,31 @@ class InputError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Where a field of a YAML document starts, 1-based.
+struct SourcePosition {
+  std::size_t line = 0, column = 0;
+};
+// Each field of a document by its path as messages name it (`tenants[0].namespaceSelector.matchLabels`:
+// map keys joined with '.', list items as [i]): the position of its key, or of the list item.
+using SourceMarks = std::map<std::string, SourcePosition>;
+
 struct SourceDocument {
   std::string source;  // "file.yaml#2": the file and the position among its non-empty documents
   std::size_t index = 0;
   json value;
+  std::shared_ptr<const SourceMarks> marks;  // with keep_marks only
 };
 
 // Parses YAML (or JSON) text holding one or more documents; empty documents are skipped.
 // Plain scalars are typed as YAML 1.2's core schema does (null, booleans, integers, floats); quoted
-// scalars stay strings, so `"true"` in a label map stays the string "true".
-std::vector<SourceDocument> parse_documents(std::string_view text, const std::string& source_name);
+// scalars stay strings, so `"true"` in a label map stays the string "true". A map that holds a key twice
+// is refused, naming the key and both lines (YAML would keep the last silently). With `keep_marks`, each
+// document also records where each of its fields is (JSON text is read as YAML then).
+std::vector<SourceDocument> parse_documents(std::string_view text, const std::string& source_name,
+                                            bool keep_marks = false);
 
 // Reads a file and parses it as parse_documents does. Throws InputError naming the file.
-std::vector<SourceDocument> read_documents(const std::filesystem::path& file);
+std::vector<SourceDocument> read_documents(const std::filesystem::path& file, bool keep_marks = false);
 
 // The files named, a directory standing for its *.yaml, *.yml and *.json files in name order.
 std::vector<std::string> expand_manifest_paths(const std::vector<std::string>& names);

@@ -89,33 +89,93 @@ bool Policy::selects_by_labels() const {
                      [](const TenantRule& rule) { return rule.selector && !rule.selector->empty(); });
 }
 
-Policy parse_policy(const json& document, const std::string& source) {
+namespace {
+
+// The position of the field that `message` (an error of the policy's reader) names first, or none. The
+// message starts with the field's path; for a tenant rule merged with the global sections, the path in
+// the merged document is the rule's own override when it has one, else the global section's. A path past
+// what the file holds (a field read from a default) falls back to the nearest enclosing one.
+const SourcePosition* position_named(const std::string& message, const SourceMarks& marks) {
+  auto find = [&marks](std::string path) -> const SourcePosition* {
+    while (!path.empty()) {
+      if (auto it = marks.find(path); it != marks.end()) return &it->second;
+      const std::size_t cut = path.find_last_of(".[");
+      if (cut == std::string::npos) return nullptr;
+      path.erase(cut);
+    }
+    return nullptr;
+  };
+  const std::string path = message.substr(0, message.find_first_of(" :"));
+  static const std::string merged = ", merged with the global policy: ";
+  if (const std::size_t at = message.find(merged); at != std::string::npos && path.starts_with("tenants[")) {
+    const std::string rest = message.substr(at + merged.size());
+    const std::string inner = rest.substr(0, rest.find_first_of(" :"));
+    const std::string own = path + "." + inner;
+    const std::string section = inner.substr(0, inner.find_first_of(".["));
+    if (marks.count(path + "." + section) != 0) return find(own);
+    if (const SourcePosition* global = find(inner)) return global;
+  }
+  return find(path);
+}
+
+}  // namespace
+
+Policy parse_policy(const json& document, const std::string& source, const SourceMarks* marks) {
   Policy policy;
   policy.source = source;
   if (document.is_null()) return policy;
   try {
     Section top(document, "");
+    policy.says_nothing = top.boolean("nothing", false);
+    if (policy.says_nothing) {
+      for (const auto& [key, unused] : document.items()) {
+        if (key != "nothing") throw InputError("nothing: true says the policy sets nothing, yet it sets " + key);
+      }
+    }
     parse_sections(top, policy);
     const std::optional<UnknownLabelsAction> when_unknown = read_when_unknown(top);
     json global = document.is_object() ? document : json::object();
     global.erase("tenants");
+    global.erase("nothing");
     policy.document = global;
     global.erase("namespaceLabels");  // global only: not a section a tenant rule merges into
     policy.tenants = read_tenants(top.get("tenants"), global);
     policy.namespace_labels.when_unknown =
         when_unknown.value_or(policy.selects_by_labels() ? UnknownLabelsAction::Deny : UnknownLabelsAction::GlobalPolicy);
   } catch (const InputError& e) {
-    throw InputError(source + ": " + e.what());
+    const SourcePosition* at = marks == nullptr ? nullptr : position_named(e.what(), *marks);
+    if (at == nullptr) throw InputError(source + ": " + e.what());
+    throw InputError(source + " line " + std::to_string(at->line) + " column " + std::to_string(at->column) + ": " +
+                     e.what());
   }
   return policy;
 }
 
+namespace {
+
+// Whether a document holds any value: a scalar, or a map or list that holds one.
+bool sets_something(const json& value) {
+  if (value.is_null()) return false;
+  if (!value.is_object() && !value.is_array()) return true;
+  return std::any_of(value.begin(), value.end(), [](const json& item) { return sets_something(item); });
+}
+
+}  // namespace
+
 Policy load_policy(const std::filesystem::path& file) {
-  auto documents = read_documents(file);
+  auto documents = read_documents(file, /*keep_marks=*/true);
   if (documents.size() > 1) {
     throw InputError(file.string() + ": a policy is one YAML document, found " + std::to_string(documents.size()));
   }
-  return parse_policy(documents.empty() ? json() : documents[0].value, file.string());
+  const json document = documents.empty() ? json() : documents[0].value;
+  json rest = document;
+  if (rest.is_object() && rest.contains("nothing") && rest["nothing"].is_boolean()) rest.erase("nothing");
+  const bool says_nothing = document.is_object() && document.contains("nothing") && document["nothing"] == json(true);
+  if (!says_nothing && !sets_something(rest)) {
+    throw InputError(file.string() + ": the policy sets nothing (the file is empty, only comments, or only empty "
+                     "sections); to load no policy on purpose, write `nothing: true`");
+  }
+  return parse_policy(document, file.string(), documents.empty() ? nullptr : documents[0].marks.get());
 }
 
 }  // namespace karta

@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "json/documents.h"
 #include "policy/tenant_rules.h"
 
 namespace re2 {
@@ -166,6 +167,7 @@ struct Policy {
   DefinitionPolicy definition_policy;
   NamespaceLabelsPolicy namespace_labels;
   std::vector<TenantRule> tenants;  // first match wins
+  bool says_nothing = false;        // `nothing: true`: the file sets nothing on purpose (as no --policy)
   json document = json::object();   // the global sections as read (no tenants), for --print-policy
   // Whether deciding needs a namespace's labels: a namespaceSelector rule, or a namespaceLabel anywhere.
   bool needs_namespace_labels() const;
@@ -175,7 +177,12 @@ struct Policy {
 
 // Reads a policy document strictly: an unknown field, a bad label key or value, an unknown placeholder
 // or a regular expression that does not compile is an InputError naming the field.
-Policy parse_policy(const json& document, const std::string& source);
+// With `marks` (the document's, json/documents.h), the message starts with the line and column of the
+// field it names: "policy.yaml line 4 column 5: tenants[0].nme: unknown field (did you mean \"name\"?)".
+Policy parse_policy(const json& document, const std::string& source, const SourceMarks* marks = nullptr);
+// Reads a policy file as parse_policy does, and refuses one that sets nothing (empty, comments only,
+// `{}`, `tenants: []`, only empty sections) unless it says `nothing: true`: a file emptied by mistake
+// would otherwise lift every injection and every denial, at start-up and on reload alike.
 Policy load_policy(const std::filesystem::path& file);
 
 // The values placeholders are filled with, for one pod template.

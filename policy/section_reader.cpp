@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "k8s/edit_distance.h"
 #include "k8s/name_syntax.h"
 #include "policy/policy.h"
 
@@ -11,6 +12,19 @@ namespace {
 constexpr const char* kPlaceholders[] = {"namespace", "name", "kind", "group", "component", "instance", "gpus"};
 
 }  // namespace
+
+std::string nearest_field_hint(const std::string& key, const std::set<std::string>& known) {
+  const std::string* best = nullptr;
+  std::size_t best_distance = 4;
+  for (const std::string& candidate : known) {
+    const std::size_t distance = edit_distance(key, candidate);
+    if (distance < best_distance && distance < std::max<std::size_t>(key.size(), 2)) {
+      best = &candidate;
+      best_distance = distance;
+    }
+  }
+  return best == nullptr ? "" : " (did you mean \"" + *best + "\"?)";
+}
 
 // Names of the placeholders in `text`; throws on an unknown or unterminated one.
 void check_placeholders(const std::string& text, const std::string& field) {

@@ -16,6 +16,9 @@ namespace karta {
 
 using json = nlohmann::json;
 
+// " (did you mean \"name\"?)" for the field of `known` nearest to `key` by edit distance, or nothing.
+std::string nearest_field_hint(const std::string& key, const std::set<std::string>& known);
+
 // Reads the members of one map of the policy, refusing unknown ones.
 class Section {
  public:
@@ -27,7 +30,7 @@ class Section {
   ~Section() noexcept(false) {
     if (std::uncaught_exceptions() > 0 || !value_.is_object()) return;
     for (const auto& [key, unused] : value_.items()) {
-      if (known_.count(key) == 0) throw InputError(field(key) + ": unknown field");
+      if (known_.count(key) == 0) throw InputError(field(key) + ": unknown field" + nearest_field_hint(key, known_));
     }
   }
   std::string field(const std::string& key) const { return where_.empty() ? key : where_ + "." + key; }

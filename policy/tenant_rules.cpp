@@ -98,6 +98,95 @@ std::string rule_name(const std::vector<TenantRule>& rules, std::size_t i) {
   return "tenants[" + std::to_string(i) + "] (" + rules[i].name + ")";
 }
 
+using Operator = NamespaceRequirement::Operator;
+
+// A selector as the requirements that must all hold: matchLabels k: v is `k In [v]`.
+std::vector<NamespaceRequirement> requirements_of(const NamespaceSelector& selector) {
+  std::vector<NamespaceRequirement> out;
+  for (const auto& [key, value] : selector.match_labels) out.push_back({key, Operator::In, {value}});
+  out.insert(out.end(), selector.match_expressions.begin(), selector.match_expressions.end());
+  return out;
+}
+
+bool subset(const std::vector<std::string>& small, const std::vector<std::string>& large) {
+  return std::all_of(small.begin(), small.end(),
+                     [&](const std::string& v) { return std::find(large.begin(), large.end(), v) != large.end(); });
+}
+
+// Whether every label set that meets `a` meets `b` (both on the same key): decided conservatively, so
+// that "no" may be wrong but "yes" never is.
+bool implies(const NamespaceRequirement& a, const NamespaceRequirement& b) {
+  if (a.key != b.key) return false;
+  const bool disjoint = std::none_of(a.values.begin(), a.values.end(), [&](const std::string& v) {
+    return std::find(b.values.begin(), b.values.end(), v) != b.values.end();
+  });
+  switch (a.op) {
+    case Operator::In:
+      return (b.op == Operator::In && subset(a.values, b.values)) || b.op == Operator::Exists ||
+             (b.op == Operator::NotIn && disjoint);
+    case Operator::Exists:
+      return b.op == Operator::Exists;
+    case Operator::NotIn:
+      return b.op == Operator::NotIn && subset(b.values, a.values);
+    case Operator::DoesNotExist:  // a namespace without the label is in no set
+      return b.op == Operator::DoesNotExist || b.op == Operator::NotIn;
+  }
+  return false;
+}
+
+// Whether every requirement of `wide` is implied by one of `narrow`: every namespace `narrow` selects,
+// `wide` selects.
+bool selects_all_of(const std::vector<NamespaceRequirement>& wide, const std::vector<NamespaceRequirement>& narrow) {
+  return std::all_of(wide.begin(), wide.end(), [&](const NamespaceRequirement& w) {
+    return std::any_of(narrow.begin(), narrow.end(), [&](const NamespaceRequirement& n) { return implies(n, w); });
+  });
+}
+
+std::string describe(const std::vector<NamespaceRequirement>& requirements) {
+  static const char* names[] = {"In", "NotIn", "Exists", "DoesNotExist"};
+  std::string text;
+  for (const auto& r : requirements) {
+    text += (text.empty() ? "" : ", ") + r.key + " " + names[static_cast<int>(r.op)];
+    if (!r.values.empty()) {
+      text += " [";
+      for (std::size_t i = 0; i < r.values.size(); ++i) text += (i == 0 ? "" : ", ") + r.values[i];
+      text += "]";
+    }
+  }
+  return "{" + text + "}";
+}
+
+// Whether every name `narrow` matches, `wide` matches (no globs: any name).
+bool names_cover(const TenantRule& wide, const TenantRule& narrow) {
+  auto covered = [&](std::string_view glob) {
+    return std::any_of(wide.namespaces.begin(), wide.namespaces.end(),
+                       [&](const std::string& w) { return glob_covers(w, glob); });
+  };
+  if (wide.namespaces.empty()) return true;
+  if (narrow.namespaces.empty()) return covered("*");
+  return std::all_of(narrow.namespaces.begin(), narrow.namespaces.end(), covered);
+}
+
+// A rule whose selector is equivalent to, or narrower than, an earlier rule's with the same names or wider:
+// under label-selector semantics no namespace reaches it.
+void refuse_selected_first(const std::vector<TenantRule>& rules, std::size_t later) {
+  const TenantRule& rule = rules[later];
+  if (!rule.selector || rule.selector->empty()) return;
+  const auto mine = requirements_of(*rule.selector);
+  for (std::size_t earlier = 0; earlier < later; ++earlier) {
+    const TenantRule& first = rules[earlier];
+    if (!first.selector || first.selector->empty() || !names_cover(first, rule)) continue;
+    const auto theirs = requirements_of(*first.selector);
+    if (!selects_all_of(theirs, mine)) continue;
+    const bool same = selects_all_of(mine, theirs);
+    throw InputError(rule_name(rules, later) + " is unreachable: its namespaceSelector " + describe(mine) + " is " +
+                     (same ? "equivalent to" : "narrower than") + " " + describe(theirs) + " of " +
+                     rule_name(rules, earlier) + " before it, on " +
+                     (first.namespaces.empty() ? "any name" : names_cover(rule, first) ? "the same names" : "wider names") +
+                     " (first match wins)");
+  }
+}
+
 // A rule that no namespace can reach, because rules before it take every namespace it could match.
 void refuse_unreachable(const std::vector<TenantRule>& rules, const std::vector<json>& selectors) {
   for (std::size_t later = 1; later < rules.size(); ++later) {
@@ -143,6 +232,7 @@ void refuse_unreachable(const std::vector<TenantRule>& rules, const std::vector<
                          (first.namespaces.empty() ? "" : " and namespaces"));
       }
     }
+    refuse_selected_first(rules, later);
   }
 }
 

@@ -62,6 +62,7 @@ Webhook::Webhook(WebhookConfig config)
   loaded_fingerprint_ = loader_.fingerprint();
   auto state = loader_.load();
   if (config_.policy_file.empty()) spdlog::warn("no --policy given: nothing will be injected");
+  if (state->policy.says_nothing) spdlog::warn("policy {} says nothing: true: nothing will be injected", state->policy.source);
   auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
   spdlog::info("loaded {} definitions and policy {} in {} ms", state->catalog.size(), state->policy.source,
                elapsed.count());

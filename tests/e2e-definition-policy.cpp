@@ -190,7 +190,7 @@ TEST_CASE("definitionPolicy warn admits a Karta with faults, each fault a warnin
 TEST_CASE("definitionPolicy enforce, the default, denies a Karta with a path fault and one with unsafe jq") {
   test::TempDir crds;
   std::filesystem::copy_file(test::source_dir() / "tests/data/trainer-crd.yaml", crds.path / "trainer.yaml");
-  for (const std::string& written : {std::string("definitionPolicy: {mode: enforce}\n"), std::string("podTemplates: {}\n")}) {
+  for (const std::string& written : {std::string("definitionPolicy: {mode: enforce}\n"), std::string("nothing: true\n")}) {
     CAPTURE(written);
     test::RunningWebhook running([&](karta::WebhookConfig& config) { config.crd_directories = {crds.path}; }, written);
     test::HttpsClient client(running.port, running.certificates.ca);

@@ -42,8 +42,8 @@ TEST_CASE("the issue's whole policy reads into every field") {
 }
 
 TEST_CASE("a bad policy is refused with the field and the fault") {
-  CHECK(error_of("podTemplate: {}") == "policy.yaml: podTemplate: unknown field");
-  CHECK(error_of("podTemplates: {labelz: {}}") == "policy.yaml: podTemplates.labelz: unknown field");
+  CHECK(error_of("podTemplate: {}") == "policy.yaml: podTemplate: unknown field (did you mean \"podTemplates\"?)");
+  CHECK(error_of("podTemplates: {labelz: {}}") == "policy.yaml: podTemplates.labelz: unknown field (did you mean \"labels\"?)");
   CHECK(error_of("podTemplates: {labels: {a: 1}}") ==
         "policy.yaml: podTemplates.labels.a: must be a string, not number (quote it in YAML)");
   CHECK(error_of("podTemplates: {labels: {\"Bad Key\": x}}") ==
@@ -79,7 +79,7 @@ TEST_CASE("GPU tolerations are checked as the API server checks a pod's, so the 
                  " {key: a, operator: Equal, value: b, effect: NoExecute, tolerationSeconds: 30}, {operator: Exists}]}") ==
         "(no error)");
   CHECK(error_of("gpu: {tolerations: [{key: nvidia.com/gpu, operater: Exists}]}") ==
-        "policy.yaml: gpu.tolerations[0].operater: unknown field");
+        "policy.yaml: gpu.tolerations[0].operater: unknown field (did you mean \"operator\"?)");
   CHECK(error_of("gpu: {tolerations: [{key: \"nvidia.com/g pu\", operator: Exists}]}") ==
         "policy.yaml: gpu.tolerations[0].key: \"nvidia.com/g pu\" name part may contain only alphanumerics, '-', '_' and '.'");
   CHECK(error_of("gpu: {tolerations: [{key: a, operator: In}]}") ==
@@ -115,7 +115,7 @@ TEST_CASE("definitionPolicy.mode is enforce by default, warn when set, and anyth
   CHECK(test::policy_from_yaml("definitionPolicy: {mode: warn}").definition_policy.mode == karta::DefinitionPolicyMode::Warn);
   CHECK(error_of("definitionPolicy: {mode: audit}") == "policy.yaml: definitionPolicy.mode: must be enforce or warn, not \"audit\"");
   CHECK(error_of("definitionPolicy: {mode: 1}") == "policy.yaml: definitionPolicy.mode: must be a string, not number");
-  CHECK(error_of("definitionPolicy: {modes: warn}") == "policy.yaml: definitionPolicy.modes: unknown field");
+  CHECK(error_of("definitionPolicy: {modes: warn}") == "policy.yaml: definitionPolicy.modes: unknown field (did you mean \"mode\"?)");
   CHECK(error_of("definitionPolicy: warn") == "policy.yaml: definitionPolicy: must be a map, not string");
 }
 

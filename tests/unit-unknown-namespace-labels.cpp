@@ -60,7 +60,7 @@ TEST_CASE("namespaceLabels is read strictly, and a tenant rule has none") {
   CHECK(error_of("namespaceLabels: {whenUnknown: ''}") ==
         "policy.yaml: namespaceLabels.whenUnknown: must be deny or globalPolicy, not \"\"");
   CHECK(error_of("namespaceLabels: {whenUnknown: true}") == "policy.yaml: namespaceLabels.whenUnknown: must be a string, not boolean");
-  CHECK(error_of("namespaceLabels: {whenUnkown: deny}") == "policy.yaml: namespaceLabels.whenUnkown: unknown field");
+  CHECK(error_of("namespaceLabels: {whenUnkown: deny}") == "policy.yaml: namespaceLabels.whenUnkown: unknown field (did you mean \"whenUnknown\"?)");
   CHECK(error_of("namespaceLabels: deny") == "policy.yaml: namespaceLabels: must be a map, not string");
   CHECK(error_of("tenants: [{name: a, namespaces: [a], namespaceLabels: {whenUnknown: deny}}]") ==
         "policy.yaml: tenants[0].namespaceLabels: unknown field");
