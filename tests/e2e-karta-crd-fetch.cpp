@@ -146,7 +146,7 @@ std::vector<std::string> tuner_kinds(int count) {
 
 TEST_CASE("a Karta in a 20-CRD group whose GETs take 1 s is checked against its own CRD within its deadline, 20 of 20 "
           "times, with 2 GETs") {
-  Cluster cluster(tuner_kinds(20), "podTemplates: {}\n");
+  Cluster cluster(tuner_kinds(20), "nothing: true\n");
   cluster.server.delay_gets(std::string(kCrds) + "/", 1s);
   cluster.server.delay_gets("/apis/" + kGroup + "/", 1s);
   // Each try a kind not read before, so that each reads discovery and a CRD: 20 of them, more than the
@@ -169,7 +169,7 @@ TEST_CASE("a Karta in a 20-CRD group whose GETs take 1 s is checked against its 
 }
 
 TEST_CASE("two Kartas at once while the CRDs take 1 s: each is answered within its own deadline, neither admitted") {
-  Cluster cluster(tuner_kinds(20), "podTemplates: {}\n");
+  Cluster cluster(tuner_kinds(20), "nothing: true\n");
   cluster.server.delay_gets(std::string(kCrds) + "/", 1s);
   cluster.server.delay_gets("/apis/" + kGroup + "/", 1s);
   // /validate of a Karta runs on one worker: the second waits for the first, within its own deadline.
@@ -189,7 +189,7 @@ TEST_CASE("two Kartas at once while the CRDs take 1 s: each is answered within i
 
 TEST_CASE("a CRD that cannot be read in time: enforce denies at the deadline and says to retry, warn admits with a warning") {
   SUBCASE("enforce") {
-    Cluster cluster({"Tuner"}, "podTemplates: {}\n");
+    Cluster cluster({"Tuner"}, "nothing: true\n");
     cluster.server.delay_gets(std::string(kCrds) + "/", 10s);
     // ?timeout=2s leaves 1 s for the CRD; without ?timeout=, 3 s.
     Answer answer = validate(cluster, misspelt_karta("Tuner"), "2s");
