@@ -4,6 +4,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "admission/policy_configmap.h"
 #include "definitions/pod_template_locator.h"
 #include "k8s/name_syntax.h"
 #include "k8s/terminal_text.h"
@@ -331,11 +332,23 @@ AdmissionResult AdmissionService::validate(const AdmissionRequest& request, cons
   return result;
 }
 
+const char* endpoint_name(AdmissionEndpoint endpoint) {
+  switch (endpoint) {
+    case AdmissionEndpoint::Mutate:
+      return "mutate";
+    case AdmissionEndpoint::Validate:
+      return "validate";
+    case AdmissionEndpoint::ValidatePolicy:
+      return "validate-policy";
+  }
+  return "unknown";
+}
+
 ReviewReply AdmissionService::answer(AdmissionEndpoint endpoint, std::string_view content_type, std::string_view body,
                                      const AwaitedNamespace* awaited,
                                      std::optional<std::chrono::steady_clock::time_point> deadline) const {
   auto started = awaited != nullptr ? awaited->arrived : std::chrono::steady_clock::now();
-  const char* endpoint_name = endpoint == AdmissionEndpoint::Mutate ? "mutate" : "validate";
+  const char* endpoint_name = karta::endpoint_name(endpoint);
   if (!json_content_type(content_type)) {
     spdlog::warn("admission endpoint={} rejected: content type {}", endpoint_name, bounded_text(content_type));
     return ReviewReply{ReviewReply::Status::UnsupportedMediaType,
@@ -353,8 +366,17 @@ ReviewReply AdmissionService::answer(AdmissionEndpoint endpoint, std::string_vie
   AdmissionResult result;
   try {
     const LabelSource labels{.serving = true, .awaited = awaited != nullptr ? &awaited->lookup : nullptr};
-    result = endpoint == AdmissionEndpoint::Mutate ? mutate(request, *state, labels)
-                                                   : validate(request, *state, labels, deadline);
+    switch (endpoint) {
+      case AdmissionEndpoint::Mutate:
+        result = mutate(request, *state, labels);
+        break;
+      case AdmissionEndpoint::Validate:
+        result = validate(request, *state, labels, deadline);
+        break;
+      case AdmissionEndpoint::ValidatePolicy:
+        result = check_policy_configmap(request);
+        break;
+    }
   } catch (const std::exception& e) {
     // A bug, not bad input: answer an error so the webhook's failurePolicy decides.
     spdlog::error("admission uid={} endpoint={} kind={} internal error: {}", bounded_text(request.uid), endpoint_name,

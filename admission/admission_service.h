@@ -31,6 +31,10 @@ inline constexpr std::chrono::milliseconds kDefaultReviewBudget{3'000};
 struct AdmissionState {
   Catalog catalog;
   Policy policy;
+  // The first 16 hex digits of the SHA-256 of the policy file's bytes as loaded (`sha256sum` prints the
+  // same), "none" without --policy: exported so that replicas serving different policies show
+  // (karta_policy_info, runtime/admission_state_loader.h).
+  std::string policy_digest = "none";
   // CRD schemas that Karta definitions are checked against (--crds, or the API server in a cluster).
   std::shared_ptr<const CrdSchemaSet> crds;
   // In a cluster: the CRD schema of a kind outside `crds` (one that no loaded definition uses), fetched
@@ -72,7 +76,9 @@ TenantDecision decide_tenant(const AdmissionState& state, const std::string& nam
 // True for run.ai/v1alpha1 Karta and optimization.nvidia.com/v1alpha1 ResourceInterface requests.
 bool is_definition_kind(const GroupVersionKind& kind);
 
-enum class AdmissionEndpoint { Mutate, Validate };
+// /mutate, /validate, and /validate-policy (the webhook's own policy ConfigMap, admission/policy_configmap.h).
+enum class AdmissionEndpoint { Mutate, Validate, ValidatePolicy };
+const char* endpoint_name(AdmissionEndpoint endpoint);
 
 struct AdmissionResult {
   AdmissionDecision decision;
@@ -123,6 +129,7 @@ class AdmissionService {
  public:
   void update(std::shared_ptr<const AdmissionState> state) {
     metrics_.set_definitions_loaded(state ? state->catalog.size() : 0);
+    metrics_.set_policy_digest(state ? state->policy_digest : "none");
     std::lock_guard lock(state_mutex_);
     state_.swap(state);  // the old state is released outside the lock, when `state` goes
   }

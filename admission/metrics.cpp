@@ -88,6 +88,10 @@ void Metrics::record_reload(const std::string& source, bool ok) {
 }
 
 void Metrics::set_definitions_loaded(std::size_t count) { definitions_loaded_ = count; }
+void Metrics::set_policy_digest(std::string digest) {
+  std::lock_guard lock(mutex_);
+  policy_digest_ = std::move(digest);
+}
 void Metrics::set_last_reload_successful(bool ok) { last_reload_successful_ = ok; }
 void Metrics::set_certificate_expiry(std::int64_t unix_seconds) { certificate_expiry_ = unix_seconds; }
 
@@ -148,6 +152,10 @@ std::string Metrics::render() const {
          "loaded them all, 0 while a failure keeps (part of) the previous state served.\n"
          "# TYPE karta_last_reload_successful gauge\n"
       << "karta_last_reload_successful " << (last_reload_successful_.load() ? 1 : 0) << "\n";
+  out << "# HELP karta_policy_info The policy served, by the first 16 hex digits of its file's SHA-256 (none: "
+         "no --policy); replicas with different digests serve different policies.\n"
+         "# TYPE karta_policy_info gauge\n";
+  out << "karta_policy_info{digest=\"" << escape(policy_digest_) << "\"} 1\n";
   if (std::int64_t expiry = certificate_expiry_.load(); expiry != 0) {
     out << "# HELP karta_serving_certificate_expiration_timestamp_seconds When the serving certificate expires "
            "(its notAfter), in seconds since the Unix epoch.\n"

@@ -33,6 +33,9 @@ class Metrics {
   // Whether the last reload of the state served (definitions, policy, the cluster's Kartas) loaded it
   // whole: false while a broken file or a rejected Karta keeps (part of) the previous state served.
   void set_last_reload_successful(bool ok);
+  // The policy served: karta_policy_info{digest} 1, the digest being AdmissionState::policy_digest (the
+  // first 16 hex digits of its file's SHA-256, or "none"), so replicas that serve different policies show.
+  void set_policy_digest(std::string digest);
   // The serving certificate's notAfter, in seconds since the Unix epoch.
   void set_certificate_expiry(std::int64_t unix_seconds);
   // Faults of a Karta admitted by definitionPolicy.mode warn, by the kind it defines ("group/version/Kind")
@@ -94,6 +97,7 @@ class Metrics {
   std::map<std::string, std::uint64_t> reloads_, reload_errors_;
   std::map<std::string, std::uint64_t> definition_faults_admitted_;  // guarded by mutex_
   std::map<std::string, std::uint64_t> namespace_labels_unknown_;    // guarded by mutex_
+  std::string policy_digest_ = "none";                                // guarded by mutex_
   std::atomic<std::size_t> definitions_loaded_{0};
   std::atomic<bool> last_reload_successful_{true};  // the load at start-up succeeded, or serve would not
   std::atomic<std::int64_t> certificate_expiry_{0};  // 0: not set, and not rendered

@@ -162,20 +162,22 @@ bool sets_something(const json& value) {
 
 }  // namespace
 
-Policy load_policy(const std::filesystem::path& file) {
-  auto documents = read_documents(file, /*keep_marks=*/true);
+Policy load_policy_text(std::string_view text, const std::string& source) {
+  auto documents = parse_documents(text, source, /*keep_marks=*/true);
   if (documents.size() > 1) {
-    throw InputError(file.string() + ": a policy is one YAML document, found " + std::to_string(documents.size()));
+    throw InputError(source + ": a policy is one YAML document, found " + std::to_string(documents.size()));
   }
   const json document = documents.empty() ? json() : documents[0].value;
   json rest = document;
   if (rest.is_object() && rest.contains("nothing") && rest["nothing"].is_boolean()) rest.erase("nothing");
   const bool says_nothing = document.is_object() && document.contains("nothing") && document["nothing"] == json(true);
   if (!says_nothing && !sets_something(rest)) {
-    throw InputError(file.string() + ": the policy sets nothing (the file is empty, only comments, or only empty "
+    throw InputError(source + ": the policy sets nothing (the file is empty, only comments, or only empty "
                      "sections); to load no policy on purpose, write `nothing: true`");
   }
-  return parse_policy(document, file.string(), documents.empty() ? nullptr : documents[0].marks.get());
+  return parse_policy(document, source, documents.empty() ? nullptr : documents[0].marks.get());
 }
+
+Policy load_policy(const std::filesystem::path& file) { return load_policy_text(read_text_file(file), file.string()); }
 
 }  // namespace karta

@@ -184,6 +184,9 @@ Policy parse_policy(const json& document, const std::string& source, const Sourc
 // `{}`, `tenants: []`, only empty sections) unless it says `nothing: true`: a file emptied by mistake
 // would otherwise lift every injection and every denial, at start-up and on reload alike.
 Policy load_policy(const std::filesystem::path& file);
+// The same from text read elsewhere (the policy ConfigMap's data.policy.yaml, at /validate-policy);
+// `source` names it in every message.
+Policy load_policy_text(std::string_view text, const std::string& source);
 
 // The values placeholders are filled with, for one pod template.
 struct PlaceholderValues {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <functional>
 
+#include <openssl/evp.h>
 #include <spdlog/spdlog.h>
 
 #include "definitions/api/published_api.h"
@@ -86,7 +87,16 @@ std::shared_ptr<AdmissionState> AdmissionStateLoader::load(const ClusterSources&
   for (const auto& directory : crd_directories_) crds->add_directory(directory);
   state->crds = std::move(crds);
 
-  if (!policy_file_.empty()) state->policy = load_policy(policy_file_);
+  if (!policy_file_.empty()) {
+    // Read once: the digest is of the bytes loaded, not of a file that changed in between.
+    try {
+      const std::string text = read_text_file(policy_file_);
+      state->policy = load_policy_text(text, policy_file_.string());
+      state->policy_digest = short_sha256(text);
+    } catch (const InputError& e) {
+      throw PolicyLoadError(e.what());
+    }
+  }
   // Definitions from directories are checked as the cluster's are (jq safety, paths against the CRDs
   // known); compiling them is loading's own work.
   CatalogSources sources;
@@ -110,8 +120,8 @@ std::shared_ptr<AdmissionState> AdmissionStateLoader::load(const ClusterSources&
   return state;
 }
 
-std::string AdmissionStateLoader::fingerprint() const {
-  std::string bytes;
+AdmissionStateLoader::Fingerprint AdmissionStateLoader::fingerprint() const {
+  Fingerprint fingerprint;
   std::error_code ec;
   for (const auto& directory : directories_) {
     std::vector<std::filesystem::path> files;
@@ -120,22 +130,35 @@ std::string AdmissionStateLoader::fingerprint() const {
     }
     std::sort(files.begin(), files.end());
     for (const auto& file : files) {
-      bytes += file.string() + '\0';
+      fingerprint.definitions += file.string() + '\0';
       try {
-        bytes += std::to_string(std::hash<std::string>{}(read_text_file(file)));
+        fingerprint.definitions += std::to_string(std::hash<std::string>{}(read_text_file(file)));
       } catch (const InputError&) {
-        bytes += "unreadable";
+        fingerprint.definitions += "unreadable";
       }
     }
   }
   if (!policy_file_.empty()) {
     try {
-      bytes += std::to_string(std::hash<std::string>{}(read_text_file(policy_file_)));
+      fingerprint.policy = std::to_string(std::hash<std::string>{}(read_text_file(policy_file_)));
     } catch (const InputError&) {
-      bytes += "unreadable";
+      fingerprint.policy = "unreadable";
     }
   }
-  return bytes;
+  return fingerprint;
+}
+
+std::string short_sha256(std::string_view bytes) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int size = 0;
+  if (EVP_Digest(bytes.data(), bytes.size(), digest, &size, EVP_sha256(), nullptr) != 1) return "unknown";
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string text;
+  for (unsigned int i = 0; i < 8 && i < size; ++i) {
+    text += kHex[digest[i] >> 4];
+    text += kHex[digest[i] & 0xf];
+  }
+  return text;
 }
 
 std::shared_ptr<AdmissionState> load_admission_state(const std::vector<std::filesystem::path>& definition_directories,

@@ -50,6 +50,15 @@ std::set<std::string> groups_used(const Catalog& catalog, const std::map<std::st
 std::vector<ClusterKartaCheck> add_cluster_kartas(AdmissionState& state, const std::map<std::string, json>& kartas,
                                                   DefinitionCache& cache);
 
+// A policy file that did not load (load() throws it): a reload counts it under source="policy".
+class PolicyLoadError : public InputError {
+ public:
+  using InputError::InputError;
+};
+
+// The first 16 hex digits of the SHA-256 of `bytes`, as `sha256sum | cut -c1-16` prints them.
+std::string short_sha256(std::string_view bytes);
+
 // Builds admission states: the built-in catalog, definition directories and the policy, reusing
 // compiled definitions that did not change.
 class AdmissionStateLoader {
@@ -59,8 +68,13 @@ class AdmissionStateLoader {
   // Throws InputError or DefinitionError; a failed load leaves the cache as it was. Cluster definitions
   // that fail validation are not loaded: each is logged and listed in `rejected`.
   std::shared_ptr<AdmissionState> load(const ClusterSources& cluster = {}, std::vector<std::string>* rejected = nullptr);
-  // A fingerprint of what load() reads: changes when any definition file or the policy changes.
-  std::string fingerprint() const;
+  // A fingerprint of what load() reads, in two parts, so a reload can say which source changed.
+  struct Fingerprint {
+    std::string definitions;  // changes when any definition file changes
+    std::string policy;       // changes when the policy file changes
+    bool operator==(const Fingerprint&) const = default;
+  };
+  Fingerprint fingerprint() const;
 
  private:
   std::vector<std::filesystem::path> directories_;

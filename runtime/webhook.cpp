@@ -92,6 +92,9 @@ Webhook::Webhook(WebhookConfig config)
          return r.body.find("\"Karta\"") != std::string::npos || r.body.find("\"ResourceInterface\"") != std::string::npos;
        },
        admission(AdmissionEndpoint::Validate)},
+      // The policy ConfigMap, read with the policy loader (its YAML and regular expressions): off the
+      // connection threads, as a ConfigMap may hold a megabyte.
+      {"POST", "/validate-policy", {}, [](const HttpRequest&) { return true; }, admission(AdmissionEndpoint::ValidatePolicy)},
       {"GET", "/healthz", [](const HttpRequest&) { return text_response(200, "ok"); }, {}, {}},
       {"GET", "/readyz",
        [this](const HttpRequest&) {
@@ -269,9 +272,13 @@ void Webhook::watch_for_changes() {
     if (stop_reloading_) return;
     bool cluster_changed = std::exchange(cluster_changed_, false);
     lock.unlock();
-    std::string fingerprint = loader_.fingerprint();
-    if (fingerprint != loaded_fingerprint_ || cluster_changed) {
-      reload(cluster_changed ? "cluster" : "definitions");
+    const AdmissionStateLoader::Fingerprint fingerprint = loader_.fingerprint();
+    std::vector<const char*> sources;
+    if (cluster_changed) sources.push_back("cluster");
+    if (fingerprint.definitions != loaded_fingerprint_.definitions) sources.push_back("definitions");
+    if (fingerprint.policy != loaded_fingerprint_.policy) sources.push_back("policy");
+    if (!sources.empty()) {
+      reload(sources);
       loaded_fingerprint_ = fingerprint;  // a broken file is reported once, not every interval
     }
     lock.lock();
@@ -279,7 +286,9 @@ void Webhook::watch_for_changes() {
 }
 
 // Compiling happens here, off the threads that answer admissions.
-void Webhook::reload(const char* source) {
+// Counted under each source that changed; a policy that does not load under "policy" alone, whatever
+// else changed, as that is what to fix.
+void Webhook::reload(const std::vector<const char*>& sources) {
   ClusterSources cluster;
   bool both_listed = false;
   {
@@ -306,8 +315,8 @@ void Webhook::reload(const char* source) {
         return schemas->fetch(kind, deadline);
       };
     }
-    spdlog::info("reloaded {} definitions ({} from the cluster) and policy {}", state->catalog.size(),
-                 state->cluster_kartas.size(), state->policy.source);
+    spdlog::info("reloaded {} definitions ({} from the cluster) and policy {} (sha256 {})", state->catalog.size(),
+                 state->cluster_kartas.size(), state->policy.source, state->policy_digest);
     auto definitions = state->catalog.definitions();
     attach_namespaces(*state);
     service_->update(std::move(state));
@@ -316,14 +325,21 @@ void Webhook::reload(const char* source) {
       to_prepare_ = std::move(definitions);
     }
     prepare_wake_.notify_all();
-    service_->metrics().record_reload(source, rejected.empty());
+    for (const char* source : sources) {
+      service_->metrics().record_reload(source, std::string_view(source) == "policy" || rejected.empty());
+    }
     service_->metrics().set_last_reload_successful(rejected.empty());
     if (both_listed && !cluster_loaded_.exchange(true)) {
       spdlog::info("the cluster's Kartas and CustomResourceDefinitions are loaded: ready");
     }
+  } catch (const PolicyLoadError& e) {
+    spdlog::error("reload failed, still serving the previous definitions and policy {}: {}",
+                  service_->state()->policy_digest, e.what());
+    service_->metrics().record_reload("policy", false);
+    service_->metrics().set_last_reload_successful(false);
   } catch (const std::exception& e) {
     spdlog::error("reload failed, still serving the previous definitions and policy: {}", e.what());
-    service_->metrics().record_reload(source, false);
+    for (const char* source : sources) service_->metrics().record_reload(source, false);
     service_->metrics().set_last_reload_successful(false);
   }
 }

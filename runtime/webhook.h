@@ -67,7 +67,7 @@ class Webhook {
   // for it. Every reload interval, another state for each program whose runs had to wait for one (up to
   // one per CPU). Then returns the memory freed to the kernel (runtime/allocator.h).
   void prepare_admission_programs();
-  void reload(const char* source);
+  void reload(const std::vector<const char*>& sources);
   void start_cluster_watch();
   // Starts the watch of the cluster's Namespaces the first time a policy needs their labels, and hands
   // the state what it keeps.
@@ -76,7 +76,7 @@ class Webhook {
   WebhookConfig config_;
   std::shared_ptr<AdmissionService> service_;
   AdmissionStateLoader loader_;
-  std::string loaded_fingerprint_;
+  AdmissionStateLoader::Fingerprint loaded_fingerprint_;
   std::atomic<bool> shutting_down_{false};
   std::unique_ptr<HttpsServer> server_;
   std::mutex reload_mutex_;

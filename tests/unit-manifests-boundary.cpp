@@ -20,13 +20,20 @@ using namespace karta::test::manifest_fixtures;
 namespace {
 
 // The failurePolicy of each validating webhook of a rendering, by name; and that none has an objectSelector
-// and each leaves kube-system and karta-system out by namespace.
+// and each leaves kube-system and karta-system out by namespace (but the one of the webhook's own policy
+// ConfigMap, which sees karta-system only).
 std::map<std::string, std::string> validating_failure_policies(const Documents& rendered) {
   std::map<std::string, std::string> policies;
   for (const YAML::Node& webhook : find(rendered, "ValidatingWebhookConfiguration", app_name)["webhooks"]) {
     const std::string name = scalar(webhook["name"], "name");
     INFO(name);
     CHECK_FALSE(webhook["objectSelector"].IsDefined());
+    if (name == "policy.validate.karta.run.ai") {
+      CHECK(scalar(webhook["namespaceSelector"]["matchLabels"]["kubernetes.io/metadata.name"], "namespace") ==
+            "karta-system");
+      policies[name] = scalar(webhook["failurePolicy"], "failurePolicy");
+      continue;
+    }
     bool system_namespaces_left_out = false;
     for (const YAML::Node& expression : webhook["namespaceSelector"]["matchExpressions"]) {
       if (scalar(expression["key"], "key") == "kubernetes.io/metadata.name" &&
@@ -41,9 +48,11 @@ std::map<std::string, std::string> validating_failure_policies(const Documents& 
   return policies;
 }
 
+// The policy ConfigMap's check fails open (webhooks.yaml says why): it guards mistakes, not a boundary.
 const std::map<std::string, std::string> kFailClosed = {{"kartas.validate.karta.run.ai", "Fail"},
                                                         {"workloads.validate.karta.run.ai", "Fail"},
-                                                        {"pods.validate.karta.run.ai", "Fail"}};
+                                                        {"pods.validate.karta.run.ai", "Fail"},
+                                                        {"policy.validate.karta.run.ai", "Ignore"}};
 
 // A copy of manifests/ with an overlay of base/ and `components`, rendered.
 Documents render_with_components(const std::vector<std::string>& components) {
@@ -80,7 +89,8 @@ TEST_CASE("the fail-open component makes workload and pod validation fail open, 
   CHECK(validating_failure_policies(failing_open) == std::map<std::string, std::string>{
                                                          {"kartas.validate.karta.run.ai", "Fail"},
                                                          {"workloads.validate.karta.run.ai", "Ignore"},
-                                                         {"pods.validate.karta.run.ai", "Ignore"}});
+                                                         {"pods.validate.karta.run.ai", "Ignore"},
+                                                         {"policy.validate.karta.run.ai", "Ignore"}});
   // Nothing else differs from the base: the two failure policies put back, the renderings are equal.
   YAML::Node validating = YAML::Clone(find(failing_open, "ValidatingWebhookConfiguration", app_name));
   validating["webhooks"][1]["failurePolicy"] = "Fail";

@@ -138,7 +138,7 @@ TEST_CASE("The plain overlay installs the generated Secret and trusts its CA in 
   const std::string ca_bundle = base64(read_file(checkout.certs() / "ca.crt"));
   CHECK(trim(read_file(checkout.certs() / "ca-bundle.b64")) == ca_bundle);
   const std::vector<YAML::Node> webhooks = all_webhooks(rendered);
-  CHECK(webhooks.size() == 5);
+  CHECK(webhooks.size() == 6);
   for (const YAML::Node& webhook : webhooks) {
     INFO(scalar(webhook["name"], "name"));
     CHECK(scalar(webhook["clientConfig"]["caBundle"], "caBundle") == ca_bundle);
@@ -159,7 +159,7 @@ TEST_CASE("The existing-crd cert-manager overlay renders the cert-manager instal
     CHECK(scalar(find(rendered, kind, app_name)["metadata"]["annotations"]["cert-manager.io/inject-ca-from"],
                  "inject-ca-from") == "karta-system/karta-webhook");
   }
-  CHECK(all_webhooks(rendered).size() == 5);
+  CHECK(all_webhooks(rendered).size() == 6);
   for (const YAML::Node& webhook : all_webhooks(rendered)) {
     INFO(scalar(webhook["name"], "name"));
     CHECK_FALSE(webhook["clientConfig"]["caBundle"].IsDefined());
@@ -178,7 +178,7 @@ TEST_CASE("The existing-crd plain overlay renders the plain install less the Kar
   CHECK(object_ids(rendered) == expected);
   const std::string ca_bundle = base64(read_file(checkout.certs() / "ca.crt"));
   const std::vector<YAML::Node> webhooks = all_webhooks(rendered);
-  CHECK(webhooks.size() == 5);
+  CHECK(webhooks.size() == 6);
   for (const YAML::Node& webhook : webhooks) {
     INFO(scalar(webhook["name"], "name"));
     CHECK(scalar(webhook["clientConfig"]["caBundle"], "caBundle") == ca_bundle);

@@ -129,7 +129,8 @@ TEST_CASE("Every webhook calls the Service over admission v1 without side effect
       CHECK(scalar(service["name"], "service.name") == app_name);
       CHECK(scalar(service["namespace"], "service.namespace") == install_namespace);
       CHECK(integer(service["port"], "service.port") == 443);
-      CHECK(scalar(service["path"], "service.path") == path);
+      // The policy ConfigMap's webhook has a path of its own (checked below).
+      if (scalar(webhook["name"], "name") != "policy.validate.karta.run.ai") CHECK(scalar(service["path"], "service.path") == path);
       CHECK_FALSE(webhook["clientConfig"]["url"].IsDefined());
     }
   }
@@ -213,7 +214,7 @@ TEST_CASE("The workload webhooks skip, before the call, objects whose controller
 
 TEST_CASE("Karta validation and workload validation fail closed; pods made by a controller are never sent") {
   const YAML::Node configuration = find(base(), "ValidatingWebhookConfiguration", app_name);
-  REQUIRE(configuration["webhooks"].size() == 3);
+  REQUIRE(configuration["webhooks"].size() == 4);
 
   const YAML::Node kartas = webhook_named(configuration, "kartas.validate.karta.run.ai");
   CHECK(scalar(kartas["failurePolicy"], "failurePolicy") == "Fail");
@@ -254,6 +255,7 @@ TEST_CASE("Karta validation and workload validation fail closed; pods made by a 
 TEST_CASE("Every webhook skips kube-system, karta-system and namespaces that opt out") {
   for (const YAML::Node& webhook : all_webhooks(base())) {
     INFO(scalar(webhook["name"], "name"));
+    if (scalar(webhook["name"], "name") == "policy.validate.karta.run.ai") continue;  // karta-system's own, below
     const YAML::Node selector = webhook["namespaceSelector"];
     CHECK_FALSE(selector["matchLabels"].IsDefined());
     std::map<std::string, std::pair<std::string, std::set<std::string>>> expressions;
@@ -265,6 +267,29 @@ TEST_CASE("Every webhook skips kube-system, karta-system and namespaces that opt
     CHECK(expressions["kubernetes.io/metadata.name"] ==
           std::make_pair(std::string("NotIn"), std::set<std::string>{"kube-system", "karta-system"}));
     CHECK(expressions["karta.run.ai/webhook"] == std::make_pair(std::string("NotIn"), std::set<std::string>{"disabled"}));
+  }
+}
+
+TEST_CASE("The policy webhook sees the webhook's own policy ConfigMap, and nothing else, at /validate-policy") {
+  const YAML::Node policy = webhook_named(find(base(), "ValidatingWebhookConfiguration", app_name),
+                                          "policy.validate.karta.run.ai");
+  const YAML::Node configmap = find(base(), "ConfigMap", "karta-webhook-policy");
+  CHECK(scalar(policy["clientConfig"]["service"]["path"], "path") == "/validate-policy");
+  CHECK(scalar(policy["failurePolicy"], "failurePolicy") == "Ignore");
+  // Its namespace by the label the API server sets on every namespace, its name by a match condition: a
+  // ConfigMap's name cannot be selected by a rule.
+  CHECK(string_map(policy["namespaceSelector"]["matchLabels"], "matchLabels") ==
+        std::map<std::string, std::string>{
+            {"kubernetes.io/metadata.name", scalar(configmap["metadata"]["namespace"], "ConfigMap namespace")}});
+  CHECK_FALSE(policy["namespaceSelector"]["matchExpressions"].IsDefined());
+  REQUIRE(policy["matchConditions"].size() == 1);
+  CHECK(scalar(policy["matchConditions"][0]["expression"], "expression") ==
+        "object.metadata.name == '" + scalar(configmap["metadata"]["name"], "ConfigMap name") + "'");
+  CHECK(covers(policy, {"", "v1", "configmaps"}, "CREATE"));
+  CHECK(covers(policy, {"", "v1", "configmaps"}, "UPDATE"));
+  CHECK_FALSE(covers(policy, {"", "v1", "configmaps"}, "DELETE"));
+  for (const Resource& resource : built_in_resources()) {
+    CHECK_MESSAGE(!covers(policy, resource, "CREATE"), "the policy webhook must not see " << describe(resource));
   }
 }
 

@@ -33,6 +33,7 @@ const std::set<std::string> kAlerts{
     "KartaWebhookAdmissionErrors",        // it answers errors
     "KartaWebhookSlow",                   // it is slow
     "KartaWebhookReloadFailing",          // its definitions or policy stopped reloading
+    "KartaWebhookPolicyDiverged",         // its replicas serve different policies
     "KartaWebhookNoDefinitions",          // no definitions are loaded
     "KartaWebhookJqTimeouts",             // its jq states time out
     "KartaWebhookCertificateExpiresSoon", // its serving certificate is about to expire
@@ -65,7 +66,7 @@ TEST_SUITE("monitoring") {
 TEST_CASE("promtool check rules passes on the rules file: one alert per failure mode") {
   CommandResult checked = run("promtool check rules " + shell_quote(rules_file.string()));
   CHECK_MESSAGE(checked.exit_code == 0, checked.out << checked.err);
-  CHECK(checked.out == "Checking " + rules_file.string() + "\n  SUCCESS: 7 rules found\n\n");
+  CHECK(checked.out == "Checking " + rules_file.string() + "\n  SUCCESS: 8 rules found\n\n");
   std::set<std::string> alerts;
   for (const auto& rule : rules()) alerts.insert(rule.at("alert").get<std::string>());
   CHECK(alerts == kAlerts);

@@ -96,7 +96,7 @@ TEST_CASE("a policy file emptied by mistake is refused on live reload: the last 
   std::ofstream(running.dir.path / "policy.yaml") << "# emptied by mistake\n";
   CHECK(test::eventually(
       [&] {
-        return client.request("GET", "/metrics").body.find("karta_reload_errors_total{source=\"definitions\"} 1") !=
+        return client.request("GET", "/metrics").body.find("karta_reload_errors_total{source=\"policy\"} 1") !=
                std::string::npos;
       },
       10s));
