@@ -481,7 +481,7 @@ int AuditCommand::run(const AdmissionState& state, std::ostream& out, std::ostre
   try {
     report.emplace(files_.empty() ? audit_connected_cluster(state, err) : audit_files(files_, state));
   } catch (const std::runtime_error& e) {  // ApiError, KubeConfigError, InputError: no report at all
-    err << "karta-webhook audit: " << terminal_text(e.what()) << "\n";
+    err << "karta-webhook audit: " << error_text(e) << "\n";
     return 2;
   }
   json document = report->to_json();

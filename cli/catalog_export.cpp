@@ -142,7 +142,7 @@ int CatalogExportCommand::run(std::ostream& out, std::ostream& err) const {
     write_catalog_export(defined, out);
     return 0;
   } catch (const std::runtime_error& e) {
-    err << "karta-webhook catalog export: " << terminal_text(e.what()) << "\n";
+    err << "karta-webhook catalog export: " << error_text(e) << "\n";
     return 1;
   }
 }

@@ -67,7 +67,7 @@ int GenerateCommand::run(std::ostream& out, std::ostream& err) const {
     }
     return 0;
   } catch (const std::runtime_error& e) {  // InputError, ApiError, KubeConfigError
-    err << "karta-webhook generate: " << terminal_text(e.what()) << "\n";
+    err << "karta-webhook generate: " << error_text(e) << "\n";
     return 1;
   }
 }

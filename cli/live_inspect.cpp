@@ -447,7 +447,7 @@ std::optional<int> LiveCommands::run(const std::vector<std::string>& definitions
   try {
     return options == &list_options_ ? list_live(*options, out, err) : inspect_live(*options, out, err);
   } catch (const std::exception& e) {
-    err << "karta-webhook: " << terminal_text(e.what()) << "\n";
+    err << "karta-webhook: " << error_text(e) << "\n";
     return 1;
   }
 }

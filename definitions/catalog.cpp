@@ -5,6 +5,7 @@
 #include "definitions/api/published_api.h"
 #include "definitions/builtin_catalog.h"
 #include "json/documents.h"
+#include "k8s/terminal_text.h"
 
 namespace karta {
 
@@ -23,8 +24,18 @@ const std::string& Catalog::lookup_key(const GroupVersionKind& kind) {
   return buffer;
 }
 
+void Catalog::add_equivalent(const GroupVersionKind& served, const GroupVersionKind& defined) {
+  std::string key(lookup_key(served));
+  equivalents_[std::move(key)] = lookup_key(defined);
+}
+
 Catalog::Entry Catalog::find_entry(const GroupVersionKind& kind) const {
   auto it = by_kind_.find(lookup_key(kind));
+  if (it == by_kind_.end() && !equivalents_.empty()) {
+    if (auto equivalent = equivalents_.find(lookup_key(kind)); equivalent != equivalents_.end()) {
+      it = by_kind_.find(equivalent->second);
+    }
+  }
   return it == by_kind_.end() ? Entry{} : Entry{&it->first, it->second.get()};
 }
 
@@ -34,6 +45,11 @@ const std::string* Catalog::find_key(const GroupVersionKind& kind) const { retur
 
 std::shared_ptr<const CompiledDefinition> Catalog::find_shared(const GroupVersionKind& kind) const {
   auto it = by_kind_.find(lookup_key(kind));
+  if (it == by_kind_.end()) {
+    if (auto equivalent = equivalents_.find(lookup_key(kind)); equivalent != equivalents_.end()) {
+      it = by_kind_.find(equivalent->second);
+    }
+  }
   return it == by_kind_.end() ? nullptr : it->second;
 }
 
@@ -53,14 +69,14 @@ std::vector<KartaDefinition> parse_definitions(
     if (!is_definition_object(document.value)) continue;
     if (check) {
       auto faults = check(document.value);
-      for (const auto& fault : faults) problems += "\n  " + document.source + ": " + fault;
+      for (const auto& fault : faults) problems += "\n  " + terminal_text(document.source + ": " + fault);
       if (!faults.empty()) continue;
     }
     auto parsed = parse_karta_definition(document.value, document.source);
-    for (const auto& fault : parsed.faults) problems += "\n  " + document.source + ": " + fault.to_string();
+    for (const auto& fault : parsed.faults) problems += "\n  " + terminal_text(document.source + ": " + fault.to_string());
     if (parsed.definition) definitions.push_back(std::move(*parsed.definition));
   }
-  if (!problems.empty()) throw InputError("invalid Karta definition:" + problems);
+  if (!problems.empty()) throw InputLinesError("invalid Karta definition:" + problems);
   return definitions;
 }
 

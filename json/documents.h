@@ -22,6 +22,14 @@ class InputError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// An InputError of several lines, a fault each, every line already escaped for a terminal
+// (k8s/terminal_text.h, terminal_text) and joined with '\n': printed as lines (error_text), where any
+// other error's text is escaped whole, so that a line break in it stays on its line.
+class InputLinesError : public InputError {
+ public:
+  using InputError::InputError;
+};
+
 // Where a field of a YAML document starts, 1-based.
 struct SourcePosition {
   std::size_t line = 0, column = 0;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "json/documents.h"
 #include "json/json_text.h"
 
 namespace karta {
@@ -87,6 +88,11 @@ nlohmann::json terminal_strings(const nlohmann::json& value) {
 std::size_t terminal_width(std::string_view escaped) {
   return static_cast<std::size_t>(
       std::count_if(escaped.begin(), escaped.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+}
+
+std::string error_text(const std::exception& error) {
+  if (dynamic_cast<const InputLinesError*>(&error) != nullptr) return error.what();
+  return terminal_text(error.what());
 }
 
 }  // namespace karta

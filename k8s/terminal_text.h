@@ -9,6 +9,7 @@
 // exact value, escaped by the JSON writer.
 
 #include <cstddef>
+#include <exception>
 #include <string>
 #include <string_view>
 
@@ -37,6 +38,10 @@ std::string bounded_text(std::string_view text, std::size_t limit = 128);
 // `value` with every string in it, object keys included, as terminal_text writes it: a report or view
 // made ready to be laid out as text in one step, whatever field of it a renderer prints.
 nlohmann::json terminal_strings(const nlohmann::json& value);
+
+// An error's text for a terminal: an InputLinesError's lines as they are (each escaped when it was
+// made), any other error's text escaped whole by terminal_text.
+std::string error_text(const std::exception& error);
 
 // The columns text takes on a terminal once terminal_text has escaped it: one per character (code
 // point), as a table lays out its cells.

@@ -458,6 +458,22 @@ TEST_CASE("definitions from --definitions get the checks a cluster's Karta gets:
                                "#0: spec.structureDefinition.childComponents[0].instanceIdPath: env.HOME: `env` is not "
                                "allowed: it would expose the webhook's environment";
   CHECK_THROWS_WITH_AS(karta::AdmissionStateLoader({dir.path}, {}, 1).load(), expected.c_str(), karta::InputError);
+  // On a terminal, a fault a line, each escaped on its own: no literal "\n" between them, and what the file
+  // name holds (an ESC here) cannot start a line of its own or move the cursor.
+  {
+    test::TempDir hostile;
+    std::ofstream(hostile.path / "job\x1b[2Jset.yaml") << d.dump() << "\n---\n" << d.dump() << "\n";
+    int code = 0;
+    const std::string err = test::run_command(test::binary_path().string() + " mutate --definitions '" +
+                                                  hostile.path.string() + "' -f '" +
+                                                  (test::source_dir() / "examples/jobset-demo.yaml").string() + "'",
+                                              &code);
+    CHECK(code == 1);
+    const std::string fault = ": spec.structureDefinition.childComponents[0].instanceIdPath: env.HOME: `env` is not "
+                              "allowed: it would expose the webhook's environment";
+    const std::string file = (hostile.path / "job^[[2Jset.yaml").string();
+    CHECK(err == "karta-webhook: invalid Karta definition:\n  " + file + "#0" + fault + "\n  " + file + "#1" + fault + "\n");
+  }
   // With the CRDs known, paths are checked against them too.
   d["spec"]["structureDefinition"]["childComponents"][0]["instanceIdPath"] = ".spec.replicatedJob[].name";
   std::ofstream(dir.path / "jobset.json") << d.dump();
