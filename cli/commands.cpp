@@ -16,6 +16,7 @@
 #include "cli/generate.h"
 #include "cli/inspect.h"
 #include "cli/live_inspect.h"
+#include "cli/trainer_runtimes.h"
 #include "definitions/api/published_api.h"
 #include "definitions/suspend.h"
 #include "json/documents.h"
@@ -24,6 +25,7 @@
 #include "runtime/logging.h"
 #include "runtime/webhook.h"
 #include "server/cpu_budget.h"
+#include "validate/crd_schema_set.h"
 #include "validate/definition_validation.h"
 
 namespace karta {
@@ -34,6 +36,7 @@ struct CommonOptions {
   std::vector<std::string> definitions;
   std::string policy;
   std::string namespaces;  // --namespaces FILE: the labels of namespaces, for tenant rules (live commands: else the cluster's)
+  std::vector<std::string> crds;  // --crds DIR (mutate, inspect -f): served versions equivalent to a defined one
   std::string log_format = "json";
   std::string log_level = "info";
 };
@@ -56,9 +59,40 @@ void add_namespaces_option(CLI::App& command, CommonOptions& options) {
       ->check(CLI::ExistingFile);
 }
 
+// The CustomResourceDefinitions whose served versions an offline command finds as the server does.
+void add_crds_option(CLI::App& command, CommonOptions& options) {
+  command.add_option("--crds", options.crds,
+                     "Directory of CustomResourceDefinitions: an object in a served version whose schema is a defined "
+                     "version's is handled as that version, as the webhook's matchPolicy: Equivalent has the API "
+                     "server send it")
+      ->check(CLI::ExistingDirectory);
+}
+
+// Each served version of a defined kind whose schema is the defined version's (descriptions aside): the
+// API server converts such an object to the version the webhook registers (matchPolicy: Equivalent;
+// without a conversion webhook only apiVersion changes), so offline it is found as that version.
+void add_equivalent_versions(Catalog& catalog, const CrdSchemaSet& crds) {
+  for (const auto& [served, schema] : crds.entries()) {
+    if (catalog.find(served) != nullptr || !schema->schema.is_object()) continue;
+    for (const auto& [other, other_schema] : crds.entries()) {
+      if (other.group != served.group || other.kind != served.kind || other.version == served.version) continue;
+      const CompiledDefinition* definition = catalog.find(other);
+      if (definition != nullptr && definition->root_kind() == other && other_schema->schema == schema->schema) {
+        catalog.add_equivalent(served, other);
+        break;
+      }
+    }
+  }
+}
+
 std::shared_ptr<AdmissionState> load_state(const CommonOptions& options, std::size_t concurrency) {
   std::vector<std::filesystem::path> directories(options.definitions.begin(), options.definitions.end());
   auto state = load_admission_state(directories, options.policy, concurrency);
+  if (!options.crds.empty()) {
+    CrdSchemaSet crds;
+    for (const auto& directory : options.crds) crds.add_directory(directory);
+    add_equivalent_versions(state->catalog, crds);
+  }
   if (!options.namespaces.empty()) {
     state->namespaces = std::make_shared<NamespaceFile>(NamespaceFile::load(options.namespaces));
   }
@@ -133,7 +167,7 @@ int validate_policy(const std::string& policy_file, const std::string& namespace
   }
   if (namespaces_file.empty()) return 0;
   const NamespaceFile namespaces = NamespaceFile::load(namespaces_file);
-  std::vector<bool> matched(policy.tenants.size(), false);
+  std::vector<bool> matched(policy.tenants.size(), false), shadowed(policy.tenants.size(), false);
   for (const auto& [name, labels] : namespaces.namespaces()) {
     const TenantChoice choice = choose_tenant(policy, name, &labels);
     out << "namespace " << terminal_text(bounded_text(name)) << ": ";
@@ -144,6 +178,15 @@ int validate_policy(const std::string& policy_file, const std::string& namespace
       matched[index] = true;
       out << "tenant " << choice.rule->name << " (tenants[" << index << "])" << (choice.exempt() ? ", exempt" : "")
           << "\n";
+      // Later rules that match the namespace too never apply to it (first match wins): an exempt rule put
+      // after a selector rule is the usual case.
+      for (std::size_t later = index + 1; later < policy.tenants.size(); ++later) {
+        const TenantRule& rule = policy.tenants[later];
+        if (!rule.matches_name(name) || (rule.selector && !rule.selector->matches(labels))) continue;
+        shadowed[later] = true;
+        out << "  note: tenants[" << later << "] (" << rule.name << ")" << (rule.exempt ? ", exempt," : "")
+            << " matches it too, but never applies here: tenants[" << index << "] comes first (first match wins)\n";
+      }
     }
     if (choice.exempt()) continue;
     const SchedulingPolicy& scheduling = choice.settings(policy).scheduling;
@@ -157,8 +200,9 @@ int validate_policy(const std::string& policy_file, const std::string& namespace
   }
   for (std::size_t i = 0; i < matched.size(); ++i) {
     if (!matched[i]) {
-      out << "note: tenants[" << i << "] (" << policy.tenants[i].name << ") matches no namespace of "
-          << terminal_text(namespaces_file) << "\n";
+      out << "note: tenants[" << i << "] (" << policy.tenants[i].name << ") "
+          << (shadowed[i] ? "applies to no namespace of " : "matches no namespace of ") << terminal_text(namespaces_file)
+          << (shadowed[i] ? ": an earlier rule takes each it matches\n" : "\n");
     }
   }
   return 0;
@@ -196,20 +240,36 @@ int inspect_offline(const CommonOptions& common, const std::string& manifest, co
                     std::ostream& out) {
   auto state = load_state(common, 1);
   json reports = json::array();
-  for (const auto& document : read_documents(manifest)) {
+  const std::vector<SourceDocument> documents = read_documents(manifest);
+  std::vector<json> objects;
+  for (const auto& document : documents) objects.push_back(document.value);
+  const TrainerRuntimes runtimes(objects);
+  for (const auto& document : documents) {
     AdmissionRequest request = request_for_object(document.value);
     const CompiledDefinition* definition = state->catalog.find(request.kind);
     if (definition == nullptr) {
+      const std::string why = TrainerRuntimes::is_runtime(document.value)
+                                  ? "a runtime of Kubeflow Trainer: it runs no pods itself, the TrainJobs that name it do"
+                                  : "no definition for this kind";
       if (output == "text") {
         out << "# " << terminal_text(document.source + ": " + request.kind.to_string() + " " + request.name)
-            << ": no definition for this kind\n\n";
+            << ": " << why << "\n\n";
+      } else {
+        // Said, not left out: a script must tell "no workload" from "a workload of a kind not covered".
+        reports.push_back({{"apiVersion", request.kind.api_version()}, {"kind", request.kind.kind},
+                           {"namespace", request.namespace_name}, {"name", request.name}, {"source", document.source},
+                           {"covered", false}, {"why", why}});
       }
       continue;
     }
     // The GPUs counted are the resources the workload's tenant names.
     const TenantDecision tenant = decide_tenant(*state, request.namespace_name);
-    json report = inspect_workload(document.value, *definition, tenant.choice.settings(state->policy).gpu.resource_names);
+    const auto with_runtime = runtimes.with_runtime_nodes(document.value);
+    json report = inspect_workload(with_runtime ? with_runtime->first : document.value, *definition,
+                                   tenant.choice.settings(state->policy).gpu.resource_names);
+    if (with_runtime) report["notes"].push_back(with_runtime->second);
     report["source"] = document.source;
+    report["covered"] = true;
     if (auto field = tenant.choice.json_field(state->policy)) {
       report["tenant"] = std::move(*field);
       if (output == "text") {
@@ -340,6 +400,7 @@ int run_command_line(int argc, char** argv, std::ostream& out, std::ostream& err
                              "policy with the rule's sections merged in), instead of patches");
   add_common_options(*mutate_command, common);
   add_namespaces_option(*mutate_command, common);
+  add_crds_option(*mutate_command, common);
 
   std::vector<std::string> validate_files;
   std::vector<std::string> validate_crds;
@@ -371,6 +432,7 @@ int run_command_line(int argc, char** argv, std::ostream& out, std::ostream& err
       ->check(CLI::IsMember({"text", "json"}))->capture_default_str();
   add_common_options(*inspect_command, common);
   add_namespaces_option(*inspect_command, common);
+  add_crds_option(*inspect_command, common);
   LiveCommands live(app, *inspect_command);
   add_common_options(live.list(), common);
   add_namespaces_option(live.list(), common);
@@ -425,7 +487,7 @@ int run_command_line(int argc, char** argv, std::ostream& out, std::ostream& err
     if (generate.chosen()) return generate.run(out, err);
     if (catalog_export.chosen()) return catalog_export.run(out, err);
   } catch (const std::exception& e) {
-    err << "karta-webhook: " << terminal_text(e.what()) << "\n";
+    err << "karta-webhook: " << error_text(e) << "\n";
     return 1;
   }
   return 0;

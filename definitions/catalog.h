@@ -33,6 +33,12 @@ class Catalog {
   Entry find_entry(const GroupVersionKind& kind) const;
   std::shared_ptr<const CompiledDefinition> find_shared(const GroupVersionKind& kind) const;
 
+  // A served version of a defined kind whose schema is the defined version's (a CustomResourceDefinition
+  // serving v1beta1 as v1, with no conversion): found as the definition of `defined`, as the API server's
+  // matchPolicy: Equivalent sends such an object to the webhook in the defined version. Offline only
+  // (with --crds); a lookup of `served` gives the definition and the key of `defined`.
+  void add_equivalent(const GroupVersionKind& served, const GroupVersionKind& defined);
+
   std::size_t size() const { return by_kind_.size(); }
   // Every definition, ordered by kind.
   std::vector<std::shared_ptr<const CompiledDefinition>> definitions() const;
@@ -41,6 +47,7 @@ class Catalog {
   // "group/version/kind", written into a per-thread buffer (valid until the thread's next call).
   static const std::string& lookup_key(const GroupVersionKind& kind);
   std::unordered_map<std::string, std::shared_ptr<const CompiledDefinition>> by_kind_;
+  std::unordered_map<std::string, std::string> equivalents_;  // served "group/version/kind" -> defined one
 };
 
 // Compiled definitions kept by their text, so a reload recompiles only what changed (compiling costs

@@ -289,4 +289,38 @@ TEST_CASE("validate --policy --namespaces prints each namespace's tenant, rules 
   CHECK(alone.err.find("--namespaces requires --policy") != std::string::npos);
 }
 
+TEST_CASE("validate --policy --namespaces notes an exempt rule that an earlier selector rule shadows") {
+  const std::string policy =
+      "podTemplates: {labels: {managed: \"true\"}}\n"
+      "tenants:\n"
+      "- name: research\n"
+      "  namespaceSelector: {matchLabels: {team: research}}\n"
+      "- name: sandbox\n"
+      "  namespaces: [sandbox-*]\n"
+      "  exempt: true\n";
+  const std::string shadow_note =
+      "  note: tenants[1] (sandbox), exempt, matches it too, but never applies here: tenants[0] comes first "
+      "(first match wins)\n";
+  test::CliRun some = validate(policy,
+                               namespace_object("research-1", "team: research") +
+                                   namespace_object("sandbox-1", "team: research") + namespace_object("sandbox-2", ""),
+                               {"--policy", "policy.yaml", "--namespaces", "namespaces.yaml"});
+  CHECK(some.code == 0);
+  CHECK(some.out ==
+        "policy.yaml: valid, 2 tenant rules\n"
+        "namespace research-1: tenant research (tenants[0])\n"
+        "namespace sandbox-1: tenant research (tenants[0])\n" +
+            shadow_note +
+            "namespace sandbox-2: tenant sandbox (tenants[1]), exempt\n");
+  test::CliRun all = validate(policy, namespace_object("sandbox-1", "team: research"),
+                              {"--policy", "policy.yaml", "--namespaces", "namespaces.yaml"});
+  CHECK(all.code == 0);
+  CHECK(all.out ==
+        "policy.yaml: valid, 2 tenant rules\n"
+        "namespace sandbox-1: tenant research (tenants[0])\n" +
+            shadow_note +
+            "note: tenants[1] (sandbox) applies to no namespace of namespaces.yaml: an earlier rule takes each it "
+            "matches\n");
+}
+
 }  // namespace unit_policy_mistakes

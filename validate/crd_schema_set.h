@@ -57,6 +57,8 @@ class CrdSchemaSet {
   // Keyed by group, version and kind: Knative's serving.knative.dev/v1 Service is not the core v1 Service.
   const CrdSchema* find(const GroupVersionKind& kind) const;
   std::size_t size() const { return schemas_.size(); }
+  // Every entry, by group, version and kind.
+  const std::map<GroupVersionKind, std::shared_ptr<const CrdSchema>>& entries() const { return schemas_; }
 
   // Every CustomResourceDefinition document of the *.yaml, *.yml and *.json files directly in
   // `directory` (files in name order; other documents are ignored). Throws InputError when the directory

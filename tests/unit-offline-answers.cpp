@@ -1,0 +1,148 @@
+// The offline commands answer as the server does (issue 61): `inspect --output json` says which objects
+// it does not cover, rather than leaving them out; with --crds, an object in a served version whose schema
+// is a defined version's is handled as that version, as matchPolicy: Equivalent has the API server send it.
+
+#include <doctest/doctest.h>
+
+#include <fstream>
+
+#include "support/test_support.h"
+
+namespace unit_offline_answers {  // this file's names, apart from other tests' in a unity build
+
+using karta::json;
+namespace test = karta::test;
+
+TEST_CASE("inspect --output json names an object of a kind with no definition, and marks the covered ones") {
+  test::TempDir dir;
+  std::ofstream(dir.path / "objects.yaml")
+      << "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w, namespace: team-a}\nspec: {}\n---\n"
+      << "apiVersion: batch/v1\nkind: Job\nmetadata: {name: j, namespace: team-a}\n"
+         "spec: {template: {spec: {containers: [{name: c, image: busybox}]}}}\n";
+  const test::CliRun run = test::run_cli({"karta-webhook", "inspect", "-f", (dir.path / "objects.yaml").string(), "-o", "json"});
+  CHECK(run.code == 0);
+  CHECK(run.err == "");
+  const json reports = json::parse(run.out);
+  REQUIRE(reports.size() == 2);
+  CHECK(reports[0] == json{{"apiVersion", "example.com/v1"},
+                           {"kind", "Widget"},
+                           {"namespace", "team-a"},
+                           {"name", "w"},
+                           {"source", (dir.path / "objects.yaml").string() + "#0"},
+                           {"covered", false},
+                           {"why", "no definition for this kind"}});
+  CHECK(reports[1]["kind"] == "Job");
+  CHECK(reports[1]["covered"] == true);
+  CHECK(reports[1]["components"].size() == 1);
+
+  // Nothing in the file: an empty list, which now means only that.
+  std::ofstream(dir.path / "empty.yaml") << "# nothing\n";
+  const test::CliRun empty = test::run_cli({"karta-webhook", "inspect", "-f", (dir.path / "empty.yaml").string(), "-o", "json"});
+  CHECK(empty.code == 0);
+  CHECK(empty.out == "[]\n");
+}
+
+namespace {
+
+const std::filesystem::path kNotebookSample = test::source_dir() / "tests/corpus/samples/notebook-1.yaml";
+
+// `mutate -f` of the Notebook sample in `version`, with `args` added: exit code and output.
+test::CliRun mutate_notebook(const std::string& version, std::vector<std::string> args) {
+  test::TempDir dir;
+  json notebook = test::document(kNotebookSample);
+  notebook["apiVersion"] = "kubeflow.org/" + version;
+  std::ofstream(dir.path / "notebook.json") << notebook.dump();
+  args.insert(args.begin(), {"karta-webhook", "mutate", "-f", (dir.path / "notebook.json").string(), "--policy",
+                             (test::source_dir() / "examples/policy.yaml").string()});
+  test::CliRun run = test::run_cli(args);
+  const std::string prefix = (dir.path / "").string();
+  if (auto at = run.out.find(prefix); at != std::string::npos) run.out.erase(at, prefix.size());
+  return run;
+}
+
+std::string after_header(const std::string& out) { return out.substr(out.find('\n') + 1); }
+
+}  // namespace
+
+TEST_CASE("mutate --crds patches a Notebook in v1beta1 or v1alpha1 as v1, whose schema they share; without, not") {
+  const std::string crds = (test::source_dir() / "tests/corpus/crds").string();
+  const test::CliRun v1 = mutate_notebook("v1", {});
+  REQUIRE(v1.code == 0);
+  REQUIRE(after_header(v1.out).size() > 10);
+  for (const char* version : {"v1beta1", "v1alpha1"}) {
+    CAPTURE(version);
+    const test::CliRun equivalent = mutate_notebook(version, {"--crds", crds});
+    CHECK(equivalent.code == 0);
+    CHECK(equivalent.err == "");
+    CHECK(after_header(equivalent.out) == after_header(v1.out));
+    const test::CliRun alone = mutate_notebook(version, {});
+    CHECK(alone.code == 0);
+    CHECK(alone.out == "# notebook.json#0: kubeflow.org/" + std::string(version) +
+                           " Notebook notebook-sample-v1: not mutated (no-definition)\n");
+  }
+}
+
+TEST_CASE("mutate --crds: a served version whose schema differs from the defined one's is not taken for it") {
+  test::TempDir dir;
+  json crd = test::document(test::source_dir() / "tests/corpus/crds/notebook.yaml");
+  for (json& version : crd["spec"]["versions"]) {
+    if (version["name"] == "v1beta1") {
+      version["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["extra"] = {{"type", "string"}};
+    }
+  }
+  std::ofstream(dir.path / "notebook.json") << crd.dump();
+  const test::CliRun changed = mutate_notebook("v1beta1", {"--crds", dir.path.string()});
+  CHECK(changed.code == 0);
+  CHECK(changed.out == "# notebook.json#0: kubeflow.org/v1beta1 Notebook notebook-sample-v1: not mutated (no-definition)\n");
+  // v1alpha1 kept v1's schema in that CRD.
+  CHECK(after_header(mutate_notebook("v1alpha1", {"--crds", dir.path.string()}).out) ==
+        after_header(mutate_notebook("v1", {}).out));
+}
+
+namespace {
+
+// The pods `inspect --output json` counts in one report: every instance's replicas.
+long long pods_of(const json& report) {
+  long long pods = 0;
+  for (const auto& component : report["components"]) {
+    for (const auto& instance : component["instances"]) pods += instance["replicas"].get<long long>();
+  }
+  return pods;
+}
+
+}  // namespace
+
+TEST_CASE("inspect -f of a TrainJob and the runtime it names counts the runtime's nodes when the TrainJob gives none") {
+  // The upstream example's TrainingRuntime and TrainJob (05-multi-step.yaml, documents 1 and 2). The
+  // runtime's numNodes is raised from 1 to 4 so that it differs from the one node counted without it.
+  json runtime = test::document(test::source_dir() / "tests/corpus/samples/trainingruntime-1.yaml");
+  runtime["spec"]["mlPolicy"]["numNodes"] = 4;
+  json trainjob = test::document(test::source_dir() / "tests/corpus/samples/trainjob-2.yaml");
+  REQUIRE(trainjob["spec"]["trainer"]["numNodes"] == 2);
+  test::TempDir dir;
+  auto inspect = [&](const json& job) {
+    std::ofstream(dir.path / "both.yaml") << runtime.dump() << "\n---\n" << job.dump() << "\n";
+    const test::CliRun run = test::run_cli({"karta-webhook", "inspect", "-f", (dir.path / "both.yaml").string(), "-o", "json"});
+    REQUIRE_MESSAGE(run.code == 0, run.err);
+    return json::parse(run.out);
+  };
+  // The TrainJob's own count stands.
+  json reports = inspect(trainjob);
+  REQUIRE(reports.size() == 2);
+  CHECK(reports[0]["covered"] == false);
+  CHECK(reports[0]["why"] == "a runtime of Kubeflow Trainer: it runs no pods itself, the TrainJobs that name it do");
+  CHECK(pods_of(reports[1]) == 2);
+  CHECK(reports[1]["notes"] == json::array());
+
+  trainjob["spec"]["trainer"].erase("numNodes");
+  reports = inspect(trainjob);
+  CHECK(pods_of(reports[1]) == 4);
+  CHECK(reports[1]["notes"] == json{"numNodes 4 from TrainingRuntime torch-with-dataset-init (.spec.mlPolicy.numNodes): "
+                                    "the TrainJob gives none"});
+  // Without the runtime, one node, as the definition counts.
+  std::ofstream(dir.path / "alone.yaml") << trainjob.dump() << "\n";
+  const test::CliRun alone = test::run_cli({"karta-webhook", "inspect", "-f", (dir.path / "alone.yaml").string(), "-o", "json"});
+  CHECK(pods_of(json::parse(alone.out)[0]) == 1);
+}
+
+}  // namespace unit_offline_answers
