@@ -33,6 +33,7 @@ AdmissionResult check_policy_configmap(const AdmissionRequest& request) {
   }
   try {
     const Policy policy = load_policy_text(*policy_text, where + " data." + kPolicyConfigMapKey);
+    result.decision.warnings = policy.warnings;  // rules that may overlap: applied, and said (kubectl prints them)
     if (policy.says_nothing) {
       result.decision.warnings.push_back(where + " says nothing: true: once loaded, nothing will be injected and "
                                          "nothing enforced");

@@ -165,6 +165,7 @@ int validate_policy(const std::string& policy_file, const std::string& namespace
   } else {
     out << policy.tenants.size() << " tenant rule" << (policy.tenants.size() == 1 ? "" : "s") << "\n";
   }
+  for (const std::string& warning : policy.warnings) out << "warning: " << terminal_text(warning) << "\n";
   if (namespaces_file.empty()) return 0;
   const NamespaceFile namespaces = NamespaceFile::load(namespaces_file);
   std::vector<bool> matched(policy.tenants.size(), false), shadowed(policy.tenants.size(), false);

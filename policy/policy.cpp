@@ -140,6 +140,7 @@ Policy parse_policy(const json& document, const std::string& source, const Sourc
     policy.document = global;
     global.erase("namespaceLabels");  // global only: not a section a tenant rule merges into
     policy.tenants = read_tenants(top.get("tenants"), global);
+    policy.warnings = overlap_warnings(policy.tenants);
     policy.namespace_labels.when_unknown =
         when_unknown.value_or(policy.selects_by_labels() ? UnknownLabelsAction::Deny : UnknownLabelsAction::GlobalPolicy);
   } catch (const InputError& e) {

@@ -168,6 +168,8 @@ struct Policy {
   NamespaceLabelsPolicy namespace_labels;
   std::vector<TenantRule> tenants;  // first match wins
   bool says_nothing = false;        // `nothing: true`: the file sets nothing on purpose (as no --policy)
+  // Tenant rules that may both match a namespace (overlap_warnings): loaded, and said where it loads.
+  std::vector<std::string> warnings;
   json document = json::object();   // the global sections as read (no tenants), for --print-policy
   // Whether deciding needs a namespace's labels: a namespaceSelector rule, or a namespaceLabel anywhere.
   bool needs_namespace_labels() const;

@@ -187,6 +187,53 @@ void refuse_selected_first(const std::vector<TenantRule>& rules, std::size_t lat
   }
 }
 
+// Whether no namespace name matches both globs: one is a name the other does not match, or their literal
+// beginnings (before the first '*') or endings (after the last '*') differ. Conservative: "no" may be wrong.
+bool globs_disjoint(std::string_view a, std::string_view b) {
+  if (a.find('*') == std::string_view::npos) return !glob_matches(b, a);
+  if (b.find('*') == std::string_view::npos) return !glob_matches(a, b);
+  const std::string_view head_a = a.substr(0, a.find('*')), head_b = b.substr(0, b.find('*'));
+  const std::string_view tail_a = a.substr(a.rfind('*') + 1), tail_b = b.substr(b.rfind('*') + 1);
+  return (!head_a.starts_with(head_b) && !head_b.starts_with(head_a)) ||
+         (!tail_a.ends_with(tail_b) && !tail_b.ends_with(tail_a));
+}
+
+bool names_disjoint(const TenantRule& a, const TenantRule& b) {
+  if (a.namespaces.empty() || b.namespaces.empty()) return false;
+  return std::all_of(a.namespaces.begin(), a.namespaces.end(), [&](const std::string& ga) {
+    return std::all_of(b.namespaces.begin(), b.namespaces.end(),
+                       [&](const std::string& gb) { return globs_disjoint(ga, gb); });
+  });
+}
+
+// Whether no label set meets both requirements (on the same key).
+bool contradicts(const NamespaceRequirement& a, const NamespaceRequirement& b) {
+  if (a.key != b.key) return false;
+  const bool shared = std::any_of(a.values.begin(), a.values.end(), [&](const std::string& v) {
+    return std::find(b.values.begin(), b.values.end(), v) != b.values.end();
+  });
+  switch (a.op) {
+    case Operator::In:
+      return (b.op == Operator::In && !shared) || b.op == Operator::DoesNotExist ||
+             (b.op == Operator::NotIn && subset(a.values, b.values));
+    case Operator::Exists:
+      return b.op == Operator::DoesNotExist;
+    case Operator::NotIn:
+      return b.op == Operator::In && subset(b.values, a.values);
+    case Operator::DoesNotExist:
+      return b.op == Operator::In || b.op == Operator::Exists;
+  }
+  return false;
+}
+
+bool selectors_disjoint(const TenantRule& a, const TenantRule& b) {
+  if (!a.selector || !b.selector) return false;
+  const auto ra = requirements_of(*a.selector), rb = requirements_of(*b.selector);
+  return std::any_of(ra.begin(), ra.end(), [&](const NamespaceRequirement& x) {
+    return std::any_of(rb.begin(), rb.end(), [&](const NamespaceRequirement& y) { return contradicts(x, y); });
+  });
+}
+
 // A rule that no namespace can reach, because rules before it take every namespace it could match.
 void refuse_unreachable(const std::vector<TenantRule>& rules, const std::vector<json>& selectors) {
   for (std::size_t later = 1; later < rules.size(); ++later) {
@@ -302,6 +349,21 @@ std::vector<TenantRule> read_tenants(const json& value, const json& global) {
   return rules;
 }
 
+
+std::vector<std::string> overlap_warnings(const std::vector<TenantRule>& rules) {
+  std::vector<std::string> warnings;
+  for (std::size_t later = 1; later < rules.size(); ++later) {
+    if (rules[later].matches_every_namespace()) continue;  // the catch-all, last: overlapping is its purpose
+    for (std::size_t earlier = 0; earlier < later; ++earlier) {
+      if (names_disjoint(rules[earlier], rules[later]) || selectors_disjoint(rules[earlier], rules[later])) continue;
+      warnings.push_back(rule_name(rules, later) + " may match namespaces that " + rule_name(rules, earlier) +
+                         " before it matches: there " + rule_name(rules, earlier) + " applies" +
+                         (rules[later].exempt && !rules[earlier].exempt ? ", not the exemption" : "") +
+                         " (first match wins)");
+    }
+  }
+  return warnings;
+}
 
 bool NamespaceSelector::matches(const std::map<std::string, std::string>& labels) const {
   for (const auto& [key, value] : match_labels) {

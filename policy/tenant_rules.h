@@ -47,6 +47,11 @@ struct TenantRule {
   bool matches_name(const std::string& namespace_name) const;
 };
 
+// Pairs of rules that may both match one namespace (neither their names nor their selectors rule it out)
+// though neither takes all of the other's: a warning each, naming both, as the later rule does not apply
+// there. The last rule, when it matches every namespace, is meant to overlap and is left out.
+std::vector<std::string> overlap_warnings(const std::vector<TenantRule>& rules);
+
 // The policy a workload in one namespace gets: the first tenant rule that matches, or the global policy.
 // Every command and the server read a choice through these members, so that "the tenant's policy or the
 // global one" and the tenant's name in output are decided in one place.

@@ -1,5 +1,6 @@
 #include "runtime/webhook.h"
 
+#include <algorithm>
 #include <functional>
 
 #include <spdlog/spdlog.h>
@@ -63,6 +64,7 @@ Webhook::Webhook(WebhookConfig config)
   auto state = loader_.load();
   if (config_.policy_file.empty()) spdlog::warn("no --policy given: nothing will be injected");
   if (state->policy.says_nothing) spdlog::warn("policy {} says nothing: true: nothing will be injected", state->policy.source);
+  for (const auto& warning : state->policy.warnings) spdlog::warn("policy {}: {}", state->policy.source, warning);
   auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
   spdlog::info("loaded {} definitions and policy {} in {} ms", state->catalog.size(), state->policy.source,
                elapsed.count());
@@ -317,6 +319,9 @@ void Webhook::reload(const std::vector<const char*>& sources) {
     }
     spdlog::info("reloaded {} definitions ({} from the cluster) and policy {} (sha256 {})", state->catalog.size(),
                  state->cluster_kartas.size(), state->policy.source, state->policy_digest);
+    if (std::find(sources.begin(), sources.end(), std::string_view("policy")) != sources.end()) {
+      for (const auto& warning : state->policy.warnings) spdlog::warn("policy {}: {}", state->policy.source, warning);
+    }
     auto definitions = state->catalog.definitions();
     attach_namespaces(*state);
     service_->update(std::move(state));

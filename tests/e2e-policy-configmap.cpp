@@ -86,6 +86,16 @@ TEST_CASE("a policy ConfigMap that loads is allowed; one that says nothing: true
              {"status", {{"code", 200}}},
              {"warnings", {"ConfigMap karta-system/karta-webhook-policy says nothing: true: once loaded, nothing will be "
                            "injected and nothing enforced"}}});
+  // Rules that may both match a namespace: allowed, and said.
+  CHECK(answer(client, review_of(configmap({{"policy.yaml", "podTemplates: {labels: {managed: \"true\"}}\n"
+                                                            "tenants:\n"
+                                                            "- {name: research, namespaceSelector: {matchLabels: {team: research}}}\n"
+                                                            "- {name: sandbox, namespaces: [sandbox-*], exempt: true}\n"}}))) ==
+        json{{"uid", "cm-1"},
+             {"allowed", true},
+             {"status", {{"code", 200}}},
+             {"warnings", {"tenants[1] (sandbox) may match namespaces that tenants[0] (research) before it matches: "
+                           "there tenants[0] (research) applies, not the exemption (first match wins)"}}});
   // The shipped ConfigMap's own policy loads (manifests/base/configmaps.yaml).
   const json shipped = test::documents(test::source_dir() / "manifests/base/configmaps.yaml")[0].value;
   CHECK(answer(client, review_of(shipped, "CREATE"))["allowed"] == true);

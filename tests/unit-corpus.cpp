@@ -82,7 +82,7 @@ TEST_SUITE("corpus") {
 
 TEST_CASE("Every file SOURCES.md lists is in tests/corpus and is not empty") {
   const std::vector<SourceRow> rows = sources_table();
-  CHECK(rows.size() == 96);  // 26 CRDs, 68 samples, 2 Karta-API CRDs
+  CHECK(rows.size() == 97);  // 26 CRDs, 68 samples, 1 runtime, 2 Karta-API CRDs
   for (const SourceRow& row : rows) {
     INFO(row.file);
     const fs::path file = repository_corpus() / row.file;
@@ -98,15 +98,17 @@ TEST_CASE("Every file of tests/corpus is listed in SOURCES.md") {
     CHECK_MESSAGE(listed.insert(row.file).second, row.file << " is listed twice");
   }
   std::set<std::string> present;
-  for (const char* directory : {"crds", "samples", "karta"}) {
+  for (const char* directory : {"crds", "samples", "runtimes", "karta"}) {
     for (const std::string& file : files_under(directory)) present.insert(file);
   }
   CHECK(present == listed);
 }
 
-TEST_CASE("The corpus holds 26 CRDs, 68 samples and the two Karta-API CRDs") {
+TEST_CASE("The corpus holds 26 CRDs, 68 samples, a runtime and the two Karta-API CRDs") {
   CHECK(files_under("crds").size() == 26);
   CHECK(files_under("samples").size() == 68);
+  // A runtime runs no pods itself: it is what a TrainJob sample names (tests/unit-offline-answers.cpp).
+  CHECK(files_under("runtimes") == std::set<std::string>{"runtimes/trainingruntime-1.yaml"});
   CHECK(files_under("karta") == std::set<std::string>{"karta/run.ai_kartas.yaml",
                                                       "karta/optimization.nvidia.com_resourceinterfaces.yaml"});
   for (const auto& [file, name] : {std::pair{"karta/run.ai_kartas.yaml", "kartas.run.ai"},

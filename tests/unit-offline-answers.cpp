@@ -115,7 +115,7 @@ long long pods_of(const json& report) {
 TEST_CASE("inspect -f of a TrainJob and the runtime it names counts the runtime's nodes when the TrainJob gives none") {
   // The upstream example's TrainingRuntime and TrainJob (05-multi-step.yaml, documents 1 and 2). The
   // runtime's numNodes is raised from 1 to 4 so that it differs from the one node counted without it.
-  json runtime = test::document(test::source_dir() / "tests/corpus/samples/trainingruntime-1.yaml");
+  json runtime = test::document(test::source_dir() / "tests/corpus/runtimes/trainingruntime-1.yaml");
   runtime["spec"]["mlPolicy"]["numNodes"] = 4;
   json trainjob = test::document(test::source_dir() / "tests/corpus/samples/trainjob-2.yaml");
   REQUIRE(trainjob["spec"]["trainer"]["numNodes"] == 2);

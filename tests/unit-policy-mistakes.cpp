@@ -217,6 +217,17 @@ const std::string kTenantsPolicy =
     "- name: vision\n"
     "  namespaceSelector: {matchLabels: {team: vison}}\n";
 
+// What kTenantsPolicy's rules may both match (names and selectors that do not rule it out): loaded, and said.
+const std::string kTenantsWarnings =
+    "warning: tenants[1] (research) may match namespaces that tenants[0] (production) before it matches: there "
+    "tenants[0] (production) applies (first match wins)\n"
+    "warning: tenants[2] (sandbox) may match namespaces that tenants[1] (research) before it matches: there "
+    "tenants[1] (research) applies, not the exemption (first match wins)\n"
+    "warning: tenants[3] (vision) may match namespaces that tenants[0] (production) before it matches: there "
+    "tenants[0] (production) applies (first match wins)\n"
+    "warning: tenants[3] (vision) may match namespaces that tenants[2] (sandbox) before it matches: there "
+    "tenants[2] (sandbox) applies (first match wins)\n";
+
 std::string namespace_object(const std::string& name, const std::string& labels) {
   return "apiVersion: v1\nkind: Namespace\nmetadata: {name: " + name + ", labels: {" + labels + "}}\n---\n";
 }
@@ -244,7 +255,7 @@ test::CliRun validate(const std::string& policy, const std::string& namespaces, 
 TEST_CASE("validate --policy checks a policy offline: exit 0 when it loads, 1 with the loader's message") {
   test::CliRun valid = validate(kTenantsPolicy, "", {"--policy", "policy.yaml"});
   CHECK(valid.code == 0);
-  CHECK(valid.out == "policy.yaml: valid, 4 tenant rules\n");
+  CHECK(valid.out == "policy.yaml: valid, 4 tenant rules\n" + kTenantsWarnings);
   CHECK(valid.err == "");
 
   test::CliRun nothing = validate("nothing: true\n", "", {"--policy", "policy.yaml"});
@@ -270,7 +281,7 @@ TEST_CASE("validate --policy --namespaces prints each namespace's tenant, rules 
   CHECK(run.code == 0);
   CHECK(run.err == "");
   CHECK(run.out ==
-        "policy.yaml: valid, 4 tenant rules\n"
+        "policy.yaml: valid, 4 tenant rules\n" + kTenantsWarnings +
         "namespace other: the global policy\n"
         "  note: no label runai/queue, which the global policy reads for the queue: a workload that names none gets "
         "the default queue default-queue\n"
@@ -298,6 +309,10 @@ TEST_CASE("validate --policy --namespaces notes an exempt rule that an earlier s
       "- name: sandbox\n"
       "  namespaces: [sandbox-*]\n"
       "  exempt: true\n";
+  // Said when the policy loads, whatever the namespaces: the two rules may both match one.
+  const std::string kShadowWarning =
+      "warning: tenants[1] (sandbox) may match namespaces that tenants[0] (research) before it matches: there "
+      "tenants[0] (research) applies, not the exemption (first match wins)\n";
   const std::string shadow_note =
       "  note: tenants[1] (sandbox), exempt, matches it too, but never applies here: tenants[0] comes first "
       "(first match wins)\n";
@@ -307,7 +322,7 @@ TEST_CASE("validate --policy --namespaces notes an exempt rule that an earlier s
                                {"--policy", "policy.yaml", "--namespaces", "namespaces.yaml"});
   CHECK(some.code == 0);
   CHECK(some.out ==
-        "policy.yaml: valid, 2 tenant rules\n"
+        "policy.yaml: valid, 2 tenant rules\n" + kShadowWarning +
         "namespace research-1: tenant research (tenants[0])\n"
         "namespace sandbox-1: tenant research (tenants[0])\n" +
             shadow_note +
@@ -316,11 +331,36 @@ TEST_CASE("validate --policy --namespaces notes an exempt rule that an earlier s
                               {"--policy", "policy.yaml", "--namespaces", "namespaces.yaml"});
   CHECK(all.code == 0);
   CHECK(all.out ==
-        "policy.yaml: valid, 2 tenant rules\n"
+        "policy.yaml: valid, 2 tenant rules\n" + kShadowWarning +
         "namespace sandbox-1: tenant research (tenants[0])\n" +
             shadow_note +
             "note: tenants[1] (sandbox) applies to no namespace of namespaces.yaml: an earlier rule takes each it "
             "matches\n");
+}
+
+TEST_CASE("tenant rules that may both match a namespace load with a warning naming both; disjoint ones without") {
+  const std::string head = "podTemplates: {labels: {managed: \"true\"}}\ntenants:\n";
+  auto warnings = [&](const std::string& rules) { return test::policy_from_yaml(head + rules).warnings; };
+  CHECK(warnings("- {name: a, namespaces: [team-a-*]}\n"
+                 "- {name: gpu, namespaceSelector: {matchLabels: {gpu: \"true\"}}}\n") ==
+        std::vector<std::string>{"tenants[1] (gpu) may match namespaces that tenants[0] (a) before it matches: there "
+                                 "tenants[0] (a) applies (first match wins)"});
+  // Ruled out by names (literal beginnings or endings differ, a name the glob does not match), or by a
+  // label requirement neither can meet with the other.
+  for (const std::string& rules : {
+           std::string("- {name: a, namespaces: [prod-*]}\n- {name: b, namespaces: [dev-*, lab]}\n"),
+           std::string("- {name: a, namespaces: ['*-prod']}\n- {name: b, namespaces: ['*-dev']}\n"),
+           std::string("- {name: a, namespaceSelector: {matchLabels: {team: a}}}\n"
+                       "- {name: b, namespaceSelector: {matchLabels: {team: b}}}\n"),
+           std::string("- {name: a, namespaceSelector: {matchExpressions: [{key: team, operator: Exists}]}}\n"
+                       "- {name: b, namespaceSelector: {matchExpressions: [{key: team, operator: DoesNotExist}]}}\n"),
+           std::string("- {name: a, namespaceSelector: {matchExpressions: [{key: team, operator: NotIn, values: [a, b]}]}}\n"
+                       "- {name: b, namespaceSelector: {matchLabels: {team: a}}}\n"),
+           // The catch-all last overlaps on purpose.
+           std::string("- {name: a, namespaces: [prod-*]}\n- {name: rest}\n")}) {
+    CAPTURE(rules);
+    CHECK(warnings(rules) == std::vector<std::string>{});
+  }
 }
 
 }  // namespace unit_policy_mistakes
