@@ -1,5 +1,6 @@
 #include "generate/component_names.h"
 
+#include <algorithm>
 #include <cctype>
 #include <set>
 
@@ -40,12 +41,19 @@ std::string base_name(const SchemaSteps& steps, std::size_t field_index) {
 }  // namespace
 
 // Named after the nearest field that is not a generic word (template, spec, ...): `headGroupSpec` ->
-// headgroup, `replicatedJobs[]` -> replicatedjob; when taken, qualified by the field before it.
+// headgroup, `replicatedJobs[]` -> replicatedjob; when taken, qualified by the field before it. The
+// shallower places are named first, so that the place a field names outright gets the name (KServe's
+// `.spec.predictor` is `predictor`, its canary's `.spec.canary[]?.predictor` `canary-predictor`).
 std::vector<DraftComponent> name_components(const std::vector<PodPlace>& places, const std::string& root_name) {
   static const std::set<std::string> kGeneric = {"template", "spec", "podTemplate", "podSpec", "podTemplateSpec"};
   std::set<std::string> taken{root_name};
-  std::vector<DraftComponent> components;
-  for (const PodPlace& place : places) {
+  std::vector<std::size_t> order(places.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return places[a].steps.size() < places[b].steps.size(); });
+  std::vector<DraftComponent> components(places.size());
+  for (std::size_t index : order) {
+    const PodPlace& place = places[index];
     std::vector<std::size_t> named;
     for (std::size_t i = place.steps.size(); i-- > 0;)
       if (place.steps[i].kind == SchemaStep::Kind::Field && kGeneric.count(place.steps[i].name) == 0)
@@ -59,7 +67,7 @@ std::vector<DraftComponent> name_components(const std::vector<PodPlace>& places,
     const std::string stem = name;
     for (int n = 2; taken.count(name) != 0; ++n) name = stem + "-" + std::to_string(n);
     taken.insert(name);
-    components.push_back({name, &place, terminal_text(named_after), container_select(place.containers)});
+    components[index] = {name, &place, terminal_text(named_after), container_select(place.containers)};
   }
   return components;
 }

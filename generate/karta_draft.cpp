@@ -16,7 +16,9 @@
 
 #include "generate/component_names.h"
 #include "generate/draft_yaml.h"
+#include "generate/pod_counts.h"
 #include "generate/pod_places.h"
+#include "generate/pod_resources.h"
 #include "generate/root_draft.h"
 #include "json/documents.h"
 #include "k8s/terminal_text.h"
@@ -35,12 +37,6 @@ using crd_schema_nodes::member;
 using crd_schema_nodes::property;
 using crd_schema_nodes::property_names;
 using crd_schema_nodes::type_of;
-
-bool is_integer(const json* node) {
-  if (node == nullptr) return false;
-  const std::string type = type_of(*node);
-  return type == "integer" || type == "int-or-string";
-}
 
 // The field of a pod that holds its ResourceRequirements: `resources`, or one named after it
 // (`resourcesPerNode`); "" when none.
@@ -69,28 +65,6 @@ std::string described_pod_label(const std::string& description) {
 }
 
 
-// The index of the innermost list or map step, or npos.
-std::size_t innermost_collection(const SchemaSteps& steps) {
-  for (std::size_t i = steps.size(); i-- > 0;)
-    if (steps[i].kind != SchemaStep::Kind::Field) return i;
-  return std::string::npos;
-}
-
-// `.rest` of steps [from, to) as a relative path, "" when empty.
-std::string relative(const SchemaSteps& steps, std::size_t from, std::size_t to) {
-  SchemaSteps part(steps.begin() + static_cast<std::ptrdiff_t>(from), steps.begin() + static_cast<std::ptrdiff_t>(to));
-  return part.empty() ? "" : jq_path(part);
-}
-
-// What iterates the innermost collection at `c` so that the i-th output belongs to the i-th place: a
-// map's values in sorted key order, as the engine iterates `[]` on a map.
-std::string collection_stream(const SchemaSteps& steps, std::size_t c) {
-  if (steps[c].kind == SchemaStep::Kind::Items) return jq_path(steps, c + 1);
-  std::string map = jq_path(steps, c);
-  if (c > 0 && steps[c - 1].optional) map += " // {}";
-  return map + " | .[keys[]]";
-}
-
 class Drafter {
  public:
   Drafter(const json& crd, std::string version, const json& schema)
@@ -103,11 +77,11 @@ class Drafter {
   }
 
   std::string draft() {
+    if (const std::string why = runs_no_pods(); !why.empty())
+      throw InputError("CustomResourceDefinition " + crd_name_ + " version " + version_ + ": " + kind_ + " " + why +
+                       ": it runs no pods itself, so it is not drafted as a workload; draft the kind that names it");
     PodPlaces found = find_pod_places(schema_);
-    if (found.places.empty())
-      throw InputError(
-          "CustomResourceDefinition " + crd_name_ + " version " + version_ +
-          ": its schema holds no pod template, pod spec or inline pod fields, so there is nothing to draft");
+    for (PodPlace& place : found.places) undeclared_metadata(place);
     components_ = name_components(found.places, root_name_);
     gang_size_ = gang_size_field(found);
     header(found);
@@ -123,6 +97,10 @@ class Drafter {
     y_.line(6, "kind: {group: " + scalar(group_) + ", version: " + scalar(version_) + ", kind: " + scalar(kind_) + "}");
     draft_status(y_, schema_);
     draft_suspend(y_, schema_);
+    if (components_.empty()) {
+      unknown_pods();
+      return y_.str();
+    }
     y_.line(4, "childComponents:");
     for (const DraftComponent& component : components_) child(component);
     gang();
@@ -130,6 +108,52 @@ class Drafter {
   }
 
  private:
+  // Why the kind runs no pods of its own, "" when it may: a kind named for a runtime or a template (Kubeflow
+  // Trainer's TrainingRuntime, Argo's WorkflowTemplate) whose schema has no `.status`, as nothing of its
+  // own runs: other objects name it and run its pods.
+  std::string runs_no_pods() const {
+    if (property(schema_, "status") != nullptr) return "";
+    for (const char* suffix : {"Runtime", "Template"})
+      if (kind_.ends_with(suffix))
+        return std::string("is a ") + (suffix[0] == 'R' ? "runtime" : "template") +
+               " that other objects name (its name says so, and its schema has no status)";
+    return "";
+  }
+
+  // A pod template whose schema declares no `metadata.labels` (nor keeps unknown fields there): labels
+  // written there the API server would prune (a structural schema keeps declared fields only), so the draft
+  // takes its pod spec, whose metadata is found as a pod spec's is, and says why.
+  void undeclared_metadata(PodPlace& place) {
+    if (place.shape != PodShape::PodTemplateSpec) return;
+    const json& node = *place.steps.back().node;
+    if (crd_schema_nodes::keeps_metadata_labels(node)) return;
+    pruned_.insert(jq_path(place.steps));
+    place.shape = PodShape::PodSpec;
+    place.steps.push_back({SchemaStep::Kind::Field, "spec", false, property(node, "spec")});
+  }
+
+  // A kind with no pod place: the root, with a count and what is left to say where its pods are.
+  void unknown_pods() {
+    y_.comment(4, "fill in: the pods are unknown. The schema holds no pod template, pod spec or pod spelt out with");
+    y_.comment(4, "its labels (a pod spec without a schema, or spelt as a container, is not one), so no child");
+    y_.comment(4, "component is drafted: add one for each kind of pod the operator creates, with its specDefinition.");
+    const json* spec = property(schema_, "spec");
+    if (spec == nullptr) return;
+    if (const auto fields = crd_schema_nodes::inline_pod_fields(*spec); !fields.empty()) {
+      std::string names;
+      for (const auto& field : fields) names += (names.empty() ? "" : ", ") + field;
+      y_.comment(4, "`.spec` holds some fields of a pod (" + terminal_text(names) +
+                        "): the operator's pods are built from them");
+    }
+    for (const char* name : {"replicas", "instances", "numNodes"}) {
+      const json* count = property(*spec, name);
+      if (count == nullptr || (type_of(*count) != "integer" && type_of(*count) != "int-or-string")) continue;
+      y_.comment(4, "`.spec." + std::string(name) + "` is an integer: the pods' count, scaleDefinition.replicasPath: \".spec." +
+                        name + " // 1\" of the component you add");
+      break;
+    }
+  }
+
   void header(const PodPlaces& found) {
     const bool storage = version_ == storage_version(crd_);
     y_.comment(0, "Drafted by `karta-webhook generate` from the CustomResourceDefinition " + terminal_text(crd_name_) +
@@ -156,31 +180,51 @@ class Drafter {
 
   void extensions() {
     std::vector<std::string> lines;
+    bool spelt = false, containers = false, requests = false;
     for (const DraftComponent& component : components_) {
-      if (component.place->shape != PodShape::Fragmented) continue;
       const json& node = *component.place->steps.back().node;
       std::vector<std::string> fields;
-      if (property(node, "tolerations") != nullptr)
-        fields.push_back("tolerationsPath: " + scalar(component.field(".tolerations")));
-      if (property(node, "nodeSelector") != nullptr)
-        fields.push_back("nodeSelectorPath: " + scalar(component.field(".nodeSelector")));
+      if (component.place->shape == PodShape::Fragmented) {
+        if (property(node, "tolerations") != nullptr)
+          fields.push_back("tolerationsPath: " + scalar(component.field(".tolerations")));
+        if (property(node, "nodeSelector") != nullptr)
+          fields.push_back("nodeSelectorPath: " + scalar(component.field(".nodeSelector")));
+        spelt = spelt || !fields.empty();
+        if (const auto gpu = quantity_request_fields(node); !gpu.empty()) {
+          fields.push_back("gpuRequestPath: " + scalar(component.field("." + gpu[0])));
+          requests = true;
+        }
+      }
+      if (const auto extra = additional_container_fields(*component.place); !extra.empty()) {
+        fields.push_back("additionalContainerPaths:");
+        for (const auto& name : extra) fields.push_back("  - " + scalar(component.field("." + name)));
+        containers = true;
+      }
       if (fields.empty()) continue;
       lines.push_back("  " + component.name + ":");
       for (const auto& field : fields) lines.push_back("    " + field);
     }
     const std::string workload_labels = workload_pod_labels();
-    if (lines.empty() && workload_labels.empty()) return;
+    if (lines.empty() && workload_labels.empty() && gang_size_.empty()) return;
     y_.line(2, "annotations:");
     if (!workload_labels.empty()) {
       y_.comment(4, code(workload_labels) + " is the labels map of an object of `.spec` named for its pods'");
       y_.comment(4, "metadata: the labels of every pod, where the workload's own labels go");
     }
-    if (!lines.empty()) {
+    if (!gang_size_.empty())
+      y_.comment(4, code(gang_size_) + " is the gang size the operator schedules by: a gang policy writes it");
+    if (spelt) {
       y_.comment(4, "tolerations and nodeSelector of pods spelt out field by field have no field in the published");
       y_.comment(4, "fragmentedPodSpecDefinition: karta-webhook reads them from its extensions annotation");
     }
+    if (containers)
+      y_.comment(4, "additionalContainerPaths: objects of a pod spec that each hold a container of its own (image, "
+                    "resources), whose GPUs count");
+    if (requests)
+      y_.comment(4, "gpuRequestPath: a `{name, quantity}` request of each pod, a GPU when `name` is one");
     y_.line(4, "karta-webhook.io/extensions: |");
     if (!workload_labels.empty()) y_.line(6, "workloadPodLabelsPath: " + scalar(workload_labels));
+    if (!gang_size_.empty()) y_.line(6, "gangMinMemberPath: " + scalar(gang_size_));
     if (lines.empty()) return;
     y_.line(6, "components:");
     for (const auto& text : lines) y_.line(6, text);
@@ -215,6 +259,11 @@ class Drafter {
         break;
       case PodShape::PodSpec:
         y_.comment(6, code(at) + " is a PodSpec: an object with `containers`");
+        if (const std::string parent = jq_path(steps, steps.size() - 1); pruned_.count(parent) != 0) {
+          y_.comment(6, code(parent) + " is a pod template whose schema declares no `metadata.labels`: the API server");
+          y_.comment(6, "would prune labels put there, so its pod spec is described. If the operator copies the");
+          y_.comment(6, "object's own labels to its pods, add `metadataPath: .metadata`");
+        }
         if (steps.size() > 1 && steps[steps.size() - 2].node != nullptr &&
             property(*steps[steps.size() - 2].node, "resources") != nullptr)
           y_.comment(6, "unsure: " + code(jq_path(steps, steps.size() - 1)) +
@@ -261,7 +310,7 @@ class Drafter {
       fragmented(component);
     }
     instance_ids(component);
-    scale(component);
+    draft_scale(y_, component, components_, schema_);
   }
 
   // The nearest object, from the pod spec up to its list element, that holds `labels` and `annotations`:
@@ -333,19 +382,9 @@ class Drafter {
     unread_resources(component, node);
   }
 
-  // What a pod asks for outside a ResourceRequirements, which no field of the published
-  // fragmentedPodSpecDefinition reads: said, so that whoever completes the draft knows GPUs go uncounted.
+  // What sizes a pod outside a ResourceRequirements, which no field of the published
+  // fragmentedPodSpecDefinition reads: said, so that whoever completes the draft knows it goes uncounted.
   void unread_resources(const DraftComponent& component, const json& node) {
-    for (const std::string& name : property_names(node)) {
-      const json* request = property(node, name);
-      const json* resource = property(*request, "name");
-      const json* quantity = property(*request, "quantity");
-      if (resource == nullptr || quantity == nullptr || type_of(*resource) != "string" || !is_integer(quantity))
-        continue;
-      y_.comment(12, "not read: " + code(component.field("." + name)) +
-                         " asks for `quantity` of the resource `name` per pod (a GPU, say), outside a "
-                         "ResourceRequirements");
-    }
     std::string sizes;
     for (const char* name : {"cores", "coreRequest", "memory"})
       if (property(node, name) != nullptr) sizes += std::string(sizes.empty() ? "" : ", ") + "`" + name + "`";
@@ -411,41 +450,6 @@ class Drafter {
     y_.line(12, "idPath: " + quoted(".metadata.labels[" + quoted(group_ + "/instance") + "]"));
   }
 
-  // An integer count of pods, `replicas` (else `instances`, else `numNodes`: SparkApplication's executors,
-  // TrainJob's nodes), and `minReplicas`, `maxReplicas`, in the object that holds the pod, or further up to
-  // the list element or map value the pod belongs to (LeaderWorkerSet's is on .spec); a pod spelt out field
-  // by field holds its own.
-  void scale(const DraftComponent& component) {
-    const PodPlace& place = *component.place;
-    const SchemaSteps& steps = place.steps;
-    const std::size_t c = innermost_collection(steps);
-    const std::size_t lowest = c == std::string::npos ? 1 : c + 1;
-    const std::size_t highest = place.shape == PodShape::Fragmented ? steps.size() : steps.size() - 1;
-    auto stream = [&](std::size_t k, const std::string& field) {
-      if (c == std::string::npos) return jq_path(steps, k) + "." + field;
-      if (c + 1 == steps.size() && !component.select.empty()) return component.stream() + " | ." + field;
-      return collection_stream(steps, c) + " | " + relative(steps, c + 1, k) + "." + field;
-    };
-    std::vector<std::string> lines;
-    auto find = [&](const std::vector<std::string>& names, const char* key, const std::string& says) {
-      for (std::size_t k = highest; k >= lowest && k > 0; --k) {
-        for (const std::string& field : names) {
-          if (!is_integer(property(*steps[k - 1].node, field))) continue;
-          const bool count = std::string(key) == "replicasPath";
-          lines.push_back("# " + code(jq_path(steps, k) + "." + field) + " is an integer beside the pod" + says);
-          lines.push_back(std::string(key) + ": " + scalar(stream(k, field) + (count ? " // 1" : "")));
-          return;
-        }
-      }
-    };
-    find({"replicas", "instances", "numNodes"}, "replicasPath", "; 1 when absent");
-    find({"minReplicas"}, "minReplicasPath", ": a scale bound");
-    find({"maxReplicas"}, "maxReplicasPath", ": a scale bound");
-    if (lines.empty()) return;
-    y_.line(8, "scaleDefinition:");
-    for (const auto& text : lines) y_.line(10, text);
-  }
-
   // An integer gang size of the whole workload (`minAvailable`, `minMember`, or a `minReplicas` that is no
   // scale bound: no `replicas` or `maxReplicas` beside it) in `.spec` or in an object of it, up to three
   // fields deep and outside every pod place (Volcano's .spec.minAvailable, Kubeflow's
@@ -487,8 +491,8 @@ class Drafter {
     if (size.empty()) return;
     y_.line(2, "optimizationInstructions:");
     y_.line(4, "gangScheduling:");
-    y_.comment(6, code(size) + " is an integer gang size: the operator runs the pods as one gang. karta-webhook");
-    y_.comment(6, "counts the gang from the replicas of the components below; the operator's own minimum may be less");
+    y_.comment(6, code(size) + " is an integer gang size: the operator runs the pods as one gang. Its minimum is");
+    y_.comment(6, "that size where the object sets it (gangMinMemberPath above), else the pods of the components below");
     y_.line(6, "podGroup:");
     y_.line(8, "name: " + scalar(root_name_));
     y_.line(8, "subGroups:");
@@ -502,6 +506,7 @@ class Drafter {
   std::vector<DraftComponent> components_;
   std::string gang_size_;  // the path of the gang size field, "" when none
   std::map<std::string, std::string> metadata_owners_;
+  std::set<std::string> pruned_;  // pod templates whose metadata the schema does not declare
   Yaml y_;
 };
 

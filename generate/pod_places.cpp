@@ -176,6 +176,26 @@ std::string jq_path(const SchemaSteps& steps, std::size_t count) {
   return out.empty() ? "." : out;
 }
 
+bool is_container_schema(const json& node) { return is_container(node); }
+
+std::size_t innermost_collection(const SchemaSteps& steps) {
+  for (std::size_t i = steps.size(); i-- > 0;)
+    if (steps[i].kind != SchemaStep::Kind::Field) return i;
+  return std::string::npos;
+}
+
+std::string relative_path(const SchemaSteps& steps, std::size_t from, std::size_t to) {
+  SchemaSteps part(steps.begin() + static_cast<std::ptrdiff_t>(from), steps.begin() + static_cast<std::ptrdiff_t>(to));
+  return part.empty() ? "" : jq_path(part);
+}
+
+std::string collection_stream(const SchemaSteps& steps, std::size_t c) {
+  if (steps[c].kind == SchemaStep::Kind::Items) return jq_path(steps, c + 1);
+  std::string map = jq_path(steps, c);
+  if (c > 0 && steps[c - 1].optional) map += " // {}";
+  return map + " | .[keys[]]";
+}
+
 const char* pod_shape_name(PodShape shape) {
   switch (shape) {
     case PodShape::PodTemplateSpec:

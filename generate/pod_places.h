@@ -64,6 +64,19 @@ PodPlaces find_pod_places(const json& schema);
 // map whose field is optional is iterated with `[]?`.
 std::string jq_path(const SchemaSteps& steps, std::size_t count = static_cast<std::size_t>(-1));
 
+// A core v1 Container's schema: an image, resources and volume mounts, and none of a pod's own fields.
+bool is_container_schema(const json& node);
+
+// The index of the innermost list or map step, or npos.
+std::size_t innermost_collection(const SchemaSteps& steps);
+
+// `.rest` of steps [from, to) as a relative path, "" when empty.
+std::string relative_path(const SchemaSteps& steps, std::size_t from, std::size_t to);
+
+// What iterates the collection at step `c` so that the i-th output belongs to the i-th place: a map's
+// values in sorted key order, as the engine iterates `[]` on a map.
+std::string collection_stream(const SchemaSteps& steps, std::size_t c);
+
 // "PodTemplateSpec", "PodSpec", "fragmented pod".
 const char* pod_shape_name(PodShape shape);
 

@@ -24,15 +24,6 @@ using draft_yaml::Yaml;
 
 namespace {
 
-const json* schema_at(const json& root, std::initializer_list<const char*> fields) {
-  const json* node = &root;
-  for (const char* field : fields) {
-    node = property(*node, field);
-    if (node == nullptr) return nullptr;
-  }
-  return node;
-}
-
 // The phase: a string enum of .status named phase, state or status, else one whose name ends so
 // (jobDeploymentStatus), else one so named in an object of .status (Volcano's .status.state.phase); else a
 // string named phase, state or status without listed values, in .status or in an object of it
@@ -70,16 +61,25 @@ std::string status_for(const std::string& value) {
       {"initializing",
        {"pending", "initializing", "creating", "starting", "provisioning", "waiting", "scheduling", "deploying"}},
       {"completed", {"succeeded", "completed", "complete", "finished", "done"}},
-      {"failed", {"failed", "error", "failure"}},
+      {"failed", {"failed", "error", "failure", "terminated"}},
       {"degraded", {"degraded", "unhealthy", "unavailable", "restarting"}},
-      {"suspended", {"suspended", "paused", "stopped"}},
-      {"suspending", {"suspending", "stopping", "pausing"}},
+      {"suspended", {"suspended", "paused", "stopped", "aborted"}},
+      {"suspending", {"suspending", "stopping", "pausing", "aborting"}},
       {"resuming", {"resuming"}},
   };
   const std::string key = lower(value);
   for (const auto& [state, names] : kStates)
     if (names.count(key) != 0) return state;
   return "";
+}
+
+// The condition types a status is read from, with the published matcher each gets: the types the schema
+// lists (an enum of `type`), else the common ones, assumed.
+const std::vector<std::pair<std::string, std::string>>& common_condition_types() {
+  static const std::vector<std::pair<std::string, std::string>> kTypes = {
+      {"Failed", "failed"},       {"Complete", "completed"}, {"Completed", "completed"}, {"Succeeded", "completed"},
+      {"Suspended", "suspended"}, {"Ready", "running"},      {"Available", "running"}};
+  return kTypes;
 }
 
 }  // namespace
@@ -102,7 +102,15 @@ void draft_status(Yaml& out, const json& schema) {
     out.line(8, "conditionsDefinition:");
     out.line(10, "path: .status.conditions");
   }
+  // Each status with its matchers, in the order first mapped.
   std::vector<std::pair<std::string, std::vector<std::string>>> mappings;
+  auto map = [&](const std::string& state, const std::string& matcher) {
+    auto it = std::find_if(mappings.begin(), mappings.end(), [&](const auto& m) { return m.first == state; });
+    if (it == mappings.end())
+      mappings.push_back({state, {matcher}});
+    else
+      it->second.push_back(matcher);
+  };
   std::vector<std::string> unmapped;
   if (phase != nullptr) {
     std::vector<std::string> values;
@@ -118,29 +126,45 @@ void draft_status(Yaml& out, const json& schema) {
     out.line(10, "path: " + scalar(phase_path));
     for (const auto& value : values) {
       const std::string state = status_for(value);
-      if (state.empty()) {
+      if (state.empty())
         unmapped.push_back(value);
-        continue;
-      }
-      auto it = std::find_if(mappings.begin(), mappings.end(), [&](const auto& m) { return m.first == state; });
-      if (it == mappings.end())
-        mappings.push_back({state, {value}});
       else
-        it->second.push_back(value);
+        map(state, "byPhase: " + scalar(value));
     }
   }
+  // Conditions: the types the schema lists, else (when no phase value mapped) the common ones, assumed.
+  std::string by_conditions;
+  if (has_conditions) {
+    std::set<std::string> listed;
+    if (const json* types = member(*property(*items, "type"), "enum"); types != nullptr && types->is_array())
+      for (const json& type : *types)
+        if (type.is_string()) listed.insert(type.get<std::string>());
+    if (!listed.empty() || mappings.empty()) {
+      for (const auto& [type, state] : common_condition_types()) {
+        if (!listed.empty() && listed.count(type) == 0) continue;
+        map(state, "byConditions: [{type: " + type + ", status: \"True\"}]");
+        by_conditions += (by_conditions.empty() ? "" : ", ") + type;
+      }
+    }
+    if (!by_conditions.empty())
+      by_conditions = (listed.empty() ? "assumed: the common condition types (" : "the condition types the schema lists (") +
+                      by_conditions + ")";
+  }
   if (mappings.empty()) {
-    out.comment(8, std::string(has_conditions || phase != nullptr
-                                   ? "the schema lists no condition types or phase values: map them by hand,"
-                                   : "the schema shows no conditions and no phase: map the status by hand,") +
-                       " e.g. running: [{byConditions: [{type: Ready, status: \"True\"}]}]");
+    out.comment(8, "fill in: " + std::string(phase != nullptr ? "the schema lists no phase values to map,"
+                                                                  : "the schema shows no conditions and no phase,") +
+                       " so nothing says when the workload runs, completes or fails; map them by hand,");
+    out.comment(8, "e.g. running: [{byConditions: [{type: Ready, status: \"True\"}]}] or [{byPhase: Running}]");
     out.line(8, "statusMappings: {}");
   } else {
     out.comment(8, "each value mapped to the status its name says; check them against the operator");
+    if (!by_conditions.empty()) out.comment(8, by_conditions);
+    if (by_conditions.starts_with("assumed"))
+      out.comment(8, "the schema lists no condition types: keep those the operator sets, drop the others");
     out.line(8, "statusMappings:");
-    for (const auto& [state, phases] : mappings) {
+    for (const auto& [state, matchers] : mappings) {
       out.line(10, state + ":");
-      for (const auto& value : phases) out.line(12, "- byPhase: " + scalar(value));
+      for (const auto& matcher : matchers) out.line(12, "- " + matcher);
     }
   }
   if (!unmapped.empty()) {
@@ -150,24 +174,50 @@ void draft_status(Yaml& out, const json& schema) {
   }
 }
 
-void draft_suspend(Yaml& out, const json& schema) {
-  std::string path;
-  if (const json* field = schema_at(schema, {"spec", "suspend"}); field != nullptr && type_of(*field) == "boolean") {
-    path = ".spec.suspend";
-  } else if (const json* spec = property(schema, "spec")) {
-    for (const std::string& name : property_names(*spec)) {
-      const json* inner = property(*spec, name);
-      const json* field = inner != nullptr && type_of(*inner) == "object" ? property(*inner, "suspend") : nullptr;
-      if (field != nullptr && type_of(*field) == "boolean") {
-        path = jq_path({{SchemaStep::Kind::Field, "spec", false, spec},
-                        {SchemaStep::Kind::Field, name, false, inner},
-                        {SchemaStep::Kind::Field, "suspend", false, field}});
-        break;
-      }
-    }
+namespace {
+
+// A boolean of `.spec` that stops the workload when set: by its name (suspend, paused, ...), else by its
+// description ("...suspend...", "...pause..."); else a `suspend` one object further down (Ray's
+// .spec.submitterConfig...). The path and what said so.
+std::pair<std::string, std::string> suspend_field(const json& schema) {
+  static const std::vector<std::string> kNames = {"suspend", "suspended", "paused", "pause", "stopped", "stop"};
+  const json* spec = property(schema, "spec");
+  if (spec == nullptr) return {};
+  auto path = [&](std::vector<std::pair<std::string, const json*>> fields) {
+    SchemaSteps steps{{SchemaStep::Kind::Field, "spec", false, spec}};
+    for (const auto& [name, node] : fields) steps.push_back({SchemaStep::Kind::Field, name, false, node});
+    return jq_path(steps);
+  };
+  auto boolean = [](const json* field) { return field != nullptr && type_of(*field) == "boolean"; };
+  for (const std::string& name : kNames)
+    if (const json* field = property(*spec, name); boolean(field))
+      return {path({{name, field}}), "is a boolean named for stopping the workload"};
+  for (const std::string& name : property_names(*spec)) {
+    const json* field = property(*spec, name);
+    const json* description = boolean(field) ? member(*field, "description") : nullptr;
+    if (description == nullptr || !description->is_string()) continue;
+    const std::string text = lower(description->get<std::string>());
+    if (text.find("suspend") != std::string::npos || text.find("pause") != std::string::npos)
+      return {path({{name, field}}), "is a boolean whose description says it suspends or pauses the workload"};
   }
-  if (path.empty()) return;
-  out.comment(6, code(path) + " is a boolean: set to suspend, cleared to resume");
+  for (const std::string& name : property_names(*spec)) {
+    const json* inner = property(*spec, name);
+    const json* field = inner != nullptr && type_of(*inner) == "object" ? property(*inner, "suspend") : nullptr;
+    if (boolean(field)) return {path({{name, inner}, {"suspend", field}}), "is a boolean named for stopping the workload"};
+  }
+  return {};
+}
+
+}  // namespace
+
+void draft_suspend(Yaml& out, const json& schema) {
+  const auto [path, why] = suspend_field(schema);
+  if (path.empty()) {
+    out.comment(6, "no suspendDefinition: `.spec` has no boolean named or described for suspending (suspend, paused, "
+                   "...)");
+    return;
+  }
+  out.comment(6, code(path) + " " + why + ": set to suspend, cleared to resume");
   out.line(6, "suspendDefinition:");
   out.line(8, "suspendActions: [{path: " + scalar(path) + ", value: \"true\"}]");
   out.line(8, "resumeActions: [{path: " + scalar(path) + ", value: \"false\"}]");

@@ -1,8 +1,9 @@
-// `generate` against the built-in catalog: for every CRD of tests/corpus/crds, the Karta drafted from it
-// (for the version of each sample), used instead of the built-in definition, locates on each of that
-// kind's samples the same pod templates, pod specs and fragmented pods. Where the draft cannot know what
-// the catalog's author knew, the difference is named below, place by place; every draft also passes
-// `validate` against the corpus CRDs.
+// `generate` against the built-in catalog (issues 51, 61): for every CRD of tests/corpus/crds, the Karta
+// drafted from it (for the version of each sample), used instead of the built-in definition, locates on each
+// of that kind's samples the same pod templates, pod specs and fragmented pods, counts the same pods and GPUs,
+// and gives a gang policy the same minimum. A kind left out is named with why (NIMCache: no pod in its schema);
+// where the draft cannot know what the catalog's author knew, the difference is named below, sample by sample.
+// Every draft also passes `validate` against the corpus CRDs, with only the warnings of what it leaves to fill.
 
 #include <doctest/doctest.h>
 
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "definitions/pod_template_locator.h"
+#include "definitions/workload.h"
 #include "generate/karta_draft.h"
 #include "json/json_document.h"
 #include "support/test_support.h"
@@ -35,79 +37,134 @@ std::string text(const Places& places) {
   return out;
 }
 
-// "PodTemplateSpec /spec/replicatedJobs/0/template/spec/template", one per place located.
-Places located(const karta::CompiledDefinition& definition, const json& object,
-               std::vector<std::string>* notes = nullptr) {
+// What a definition makes of one object: its pod places ("PodTemplateSpec /spec/replicatedJobs/0/template/
+// spec/template", one a line), then its pods, its GPUs and the gang minimum a gang policy writes (as
+// mutate/mutation.cpp computes it: the kind's own gang size, gangMinMemberPath, when the object sets one,
+// else the pods of the gang's components). `notes`: what the locator found odd.
+std::string counted(const karta::CompiledDefinition& definition, const json& object,
+                    std::vector<std::string>* notes = nullptr) {
   auto document = karta::JsonDocument::from(object);
   karta::DefinitionEvaluation evaluation(definition, document.root());
-  karta::WorkloadLayout layout = karta::locate_pod_templates(evaluation);
-  if (notes != nullptr) *notes = layout.notes;
+  const karta::WorkloadAnalysis analysis = karta::analyze_workload(evaluation, {"nvidia.com/gpu"});
+  if (notes != nullptr) *notes = analysis.layout.notes;
   Places places;
-  for (const auto& t : layout.templates) {
+  std::int64_t pods = 0;
+  for (const auto& t : analysis.layout.templates) {
     const char* shape = t.kind == karta::SpecKind::PodTemplateSpec ? "PodTemplateSpec"
                         : t.kind == karta::SpecKind::PodSpec       ? "PodSpec"
                                                                    : "Fragmented";
     places.insert(std::string(shape) + " " + t.location.to_string());
+    pods += t.replicas;
   }
-  return places;
+  static const karta::GangPlan kWholeWorkload{true, {}, std::nullopt};
+  karta::GangMinimum gang =
+      karta::gang_minimum(definition.gang() ? *definition.gang() : kWholeWorkload, analysis.layout);
+  if (definition.gang_min_member() != karta::kNoExpression && !gang.not_computed) {
+    const auto& size = evaluation.outcome(definition.gang_min_member());
+    if (!size.error && size.values.size() == 1 && size.values[0].is_number_integer())
+      gang.min_member = size.values[0].get<std::int64_t>();
+  }
+  return text(places) + "pods " + std::to_string(pods) + ", gpus " + karta::format_count(analysis.total_gpus) +
+         ", gang " + (gang.min_member ? std::to_string(*gang.min_member) : "none") + "\n";
+}
+
+// Kinds whose samples are not compared, by name, with why: none but these may be left out.
+const std::map<std::string, std::string>& not_compared() {
+  static const std::map<std::string, std::string> kinds = {
+      // Its schema holds no pod template, pod spec or inline pod (only the caching Job's tolerations, node
+      // selector and cpu/memory): where its pods are is the operator's knowledge.
+      {"NIMCache", "NIMCache's schema holds no pod"},
+  };
+  return kinds;
 }
 
 struct KnownDifference {
   std::string why;
-  Places only_builtin;
-  Places only_generated;
+  std::string builtin, drafted;  // counted() of each
 };
 
 // Each difference, by sample and document, with what the catalog knows that the schema does not say.
 const std::map<std::string, KnownDifference>& known_differences() {
   // DynamoGraphDeployment v1alpha1: a service's `extraPodSpec` is shaped like a PodSpec, so the draft
   // locates it (and says it is unsure, since the service entry has `resources` of its own); the catalog knows
-  // the operator renders the pod from the whole entry (Dynamo's own `resources`, `extraPodMetadata`) and
-  // describes the entry as a fragmented pod. The same services are found, one place deeper.
+  // the operator renders the pod from the whole entry (Dynamo's own `resources` with its GPUs, `replicas`)
+  // and describes the entry as a fragmented pod. The same services are found, one place deeper.
   const std::string dynamo =
       "DynamoGraphDeployment v1alpha1: PodSpec `extraPodSpec` instead of the fragmented service entry";
-  // Notebook v1: its CRD's `.spec.template` has only `spec` (the API server would prune a template's
-  // metadata), and the controller copies the Notebook's own labels to the pod; so the catalog describes
-  // the pod spec, with the Notebook's metadata, where the draft takes the template for a PodTemplateSpec.
-  const std::string notebook = "Notebook v1: PodTemplateSpec `template` instead of the pod spec under it";
   static const std::map<std::string, KnownDifference> differences = {
-      {"notebook-1.yaml#0", {notebook, {"PodSpec /spec/template/spec"}, {"PodTemplateSpec /spec/template"}}},
-      {"notebook-2.yaml#0", {notebook, {"PodSpec /spec/template/spec"}, {"PodTemplateSpec /spec/template"}}},
       {"dynamographdeployment-1.yaml#0",
        {dynamo,
-        {"Fragmented /spec/services/Frontend", "Fragmented /spec/services/VllmDecodeWorker",
-         "Fragmented /spec/services/VllmPrefillWorker"},
-        {"PodSpec /spec/services/Frontend/extraPodSpec", "PodSpec /spec/services/VllmDecodeWorker/extraPodSpec",
-         "PodSpec /spec/services/VllmPrefillWorker/extraPodSpec"}}},
+        "Fragmented /spec/services/Frontend\nFragmented /spec/services/VllmDecodeWorker\n"
+        "Fragmented /spec/services/VllmPrefillWorker\npods 3, gpus 2, gang 3\n",
+        "PodSpec /spec/services/Frontend/extraPodSpec\nPodSpec /spec/services/VllmDecodeWorker/extraPodSpec\n"
+        "PodSpec /spec/services/VllmPrefillWorker/extraPodSpec\npods 3, gpus 0, gang 3\n"}},
       {"dynamographdeployment-2.yaml#0",
        {dynamo,
-        {"Fragmented /spec/services/Frontend", "Fragmented /spec/services/decode", "Fragmented /spec/services/prefill"},
-        {"PodSpec /spec/services/Frontend/extraPodSpec", "PodSpec /spec/services/decode/extraPodSpec",
-         "PodSpec /spec/services/prefill/extraPodSpec"}}},
+        "Fragmented /spec/services/Frontend\nFragmented /spec/services/decode\nFragmented /spec/services/prefill\n"
+        "pods 5, gpus 16, gang 5\n",
+        "PodSpec /spec/services/Frontend/extraPodSpec\nPodSpec /spec/services/decode/extraPodSpec\n"
+        "PodSpec /spec/services/prefill/extraPodSpec\npods 3, gpus 0, gang 3\n"}},
+      // Milvus: in cluster mode the operator runs a component's `groups[]` instead of the component (each
+      // with its replicas), and in standalone mode none of them; the schema says neither.
+      {"milvus-3.yaml#0",
+       {"Milvus: a component's groups replace its pods, and `.spec.mode` turns components off",
+        "Fragmented /spec/components/dataNode\nFragmented /spec/components/proxy\n"
+        "Fragmented /spec/components/queryNode\nFragmented /spec/components/streamingNode\npods 12, gpus 0, gang 12\n",
+        "Fragmented /spec/components/dataNode\nFragmented /spec/components/proxy\n"
+        "Fragmented /spec/components/queryNode\nFragmented /spec/components/streamingNode\npods 4, gpus 0, gang 4\n"}},
+      // NIMService: a multi-node deployment runs `.spec.multiNode.parallelism.pipeline` pods a replica, each
+      // with the GPUs of `.spec.resources`; the schema's parallelism is an object of several kinds.
+      {"nimservice-2.yaml#1",
+       {"NIMService: multiNode.parallelism.pipeline pods a replica",
+        "Fragmented /spec\npods 2, gpus 16, gang 2\n", "Fragmented /spec\npods 1, gpus 8, gang 1\n"}},
+      // PodCliqueSet: the set is made `.spec.replicas` times, and a clique named by a scaling group as many
+      // times again as that group's replicas: names that link the two, which the schema cannot show.
+      {"podcliqueset-2.yaml#0",
+       {"PodCliqueSet: set replicas times the replicas of the scaling group naming the clique",
+        "PodSpec /spec/template/cliques/0/spec/podSpec\nPodSpec /spec/template/cliques/1/spec/podSpec\n"
+        "PodSpec /spec/template/cliques/2/spec/podSpec\nPodSpec /spec/template/cliques/3/spec/podSpec\n"
+        "pods 13, gpus 0, gang 13\n",
+        "PodSpec /spec/template/cliques/0/spec/podSpec\nPodSpec /spec/template/cliques/1/spec/podSpec\n"
+        "PodSpec /spec/template/cliques/2/spec/podSpec\nPodSpec /spec/template/cliques/3/spec/podSpec\n"
+        "pods 8, gpus 0, gang 8\n"}},
+      // SparkApplication: without `.spec.executor.instances` the operator runs 2 executors, a default the
+      // schema does not declare (the draft counts 1).
+      {"sparkapplication-2.yaml#0",
+       {"SparkApplication: 2 executors by the operator's default",
+        "Fragmented /spec/driver\nFragmented /spec/executor\npods 3, gpus 0, gang 3\n",
+        "Fragmented /spec/driver\nFragmented /spec/executor\npods 2, gpus 0, gang 2\n"}},
   };
   return differences;
 }
 
-// NIMCache's schema holds no pod template, pod spec or inline pod (only the caching Job's tolerations,
-// node selector and cpu/memory), so `generate` refuses to draft it and says why.
-bool draftable(const fs::path& crd_file) { return crd_file.filename() != "nimcache.yaml"; }
-
 }  // namespace
 
-TEST_CASE("generate refuses a CRD with no pod fields, NIMCache's, saying there is nothing to draft") {
-  const json crd = test::document(*test::corpus_dir() / "crds/nimcache.yaml");
-  CHECK_THROWS_WITH(karta::draft_karta(crd, "v1alpha1"),
-                    "CustomResourceDefinition nimcaches.apps.nvidia.com version v1alpha1: its schema holds no pod "
-                    "template, pod spec or inline pod fields, so there is nothing to draft");
+TEST_CASE("a CRD with no pod place, NIMCache's, gets a skeleton that says where its pods are unknown") {
+  const std::string draft = karta::draft_karta(test::document(*test::corpus_dir() / "crds/nimcache.yaml"), "v1alpha1");
+  const std::string tail =
+      "      # no suspendDefinition: `.spec` has no boolean named or described for suspending (suspend, paused, ...)\n"
+      "    # fill in: the pods are unknown. The schema holds no pod template, pod spec or pod spelt out with\n"
+      "    # its labels (a pod spec without a schema, or spelt as a container, is not one), so no child\n"
+      "    # component is drafted: add one for each kind of pod the operator creates, with its specDefinition.\n"
+      "    # `.spec` holds some fields of a pod (resources, tolerations, nodeSelector): the operator's pods are "
+      "built from them\n";
+  CHECK(draft.substr(draft.size() - std::min(draft.size(), tail.size())) == tail);
+  const json s = test::yaml(draft)["spec"]["structureDefinition"];
+  CHECK_FALSE(s.contains("childComponents"));
+  CHECK(s["rootComponent"]["kind"] == json::parse(R"({"group": "apps.nvidia.com", "version": "v1alpha1", "kind": "NIMCache"})"));
+  CHECK(s["rootComponent"]["statusDefinition"]["phaseDefinition"] == json{{"path", ".status.state"}});
+  CHECK(s["rootComponent"]["statusDefinition"]["statusMappings"]["running"] ==
+        json::parse(R"([{"byConditions": [{"type": "Ready", "status": "True"}]},
+                        {"byConditions": [{"type": "Available", "status": "True"}]}])"));
+  test::compile_definition(draft);  // loads as a definition
 }
 
-TEST_CASE(
-    "the Karta drafted from each corpus CRD locates on every sample of its kind what the built-in catalog locates") {
-  const fs::path corpus = *test::corpus_dir();
+TEST_CASE("the Karta drafted from each corpus CRD locates and counts on every sample what the built-in catalog does") {
+  const fs::path corpus = *test::corpus_dir();  // fails, never skips, when the corpus is missing
   std::map<std::string, std::size_t> compared;  // by CRD file
-  std::set<std::string> differences_seen;
+  std::set<std::string> differences_seen, excepted_seen;
+  std::size_t samples = 0, same_places = 0, same = 0;
   for (const auto& crd_file : fs::directory_iterator(corpus / "crds")) {
-    if (!draftable(crd_file.path())) continue;
     const json crd = test::document(crd_file.path());
     const std::string group = crd["spec"]["group"].get<std::string>();
     const std::string kind = crd["spec"]["names"]["kind"].get<std::string>();
@@ -125,31 +182,37 @@ TEST_CASE(
         const std::string version = api_version.substr(api_version.find('/') + 1);
         if (api_version.rfind(group + "/", 0) != 0 || served.count(version) == 0) continue;
         CAPTURE(where);
+        ++compared[crd_file.path().filename().string()];
+        if (not_compared().count(kind) != 0) {
+          excepted_seen.insert(kind);
+          continue;
+        }
         if (!drafts.count(version)) drafts[version] = test::compile_definition(karta::draft_karta(crd, version));
         const auto* builtin = test::builtin_catalog().find(karta::GroupVersionKind{group, version, kind});
         REQUIRE(builtin != nullptr);
-        const Places expected = located(*builtin, object);
+        const std::string expected = counted(*builtin, object);
         std::vector<std::string> notes;
-        const Places drafted = located(*drafts[version], object, &notes);
+        const std::string drafted = counted(*drafts[version], object, &notes);
         CHECK(json(notes) == json::array());  // ids, replicas and places line up; nothing fails
+        ++samples;
+        same_places += expected.substr(0, expected.rfind("pods ")) == drafted.substr(0, drafted.rfind("pods "));
+        same += expected == drafted;
         auto known = known_differences().find(where);
         if (known == known_differences().end()) {
-          CHECK(text(drafted) == text(expected));
+          CHECK(drafted == expected);
         } else {
           differences_seen.insert(where);
           CAPTURE(known->second.why);
-          Places only_builtin, only_generated;
-          for (const auto& place : expected)
-            if (!drafted.count(place)) only_builtin.insert(place);
-          for (const auto& place : drafted)
-            if (!expected.count(place)) only_generated.insert(place);
-          CHECK(text(only_builtin) == text(known->second.only_builtin));
-          CHECK(text(only_generated) == text(known->second.only_generated));
+          CHECK(expected == known->second.builtin);
+          CHECK(drafted == known->second.drafted);
         }
-        ++compared[crd_file.path().filename().string()];
       }
     }
   }
+  // The figures: on main 09d93d2 (before issue 61), 64 of 68 located alike and 52 counted alike.
+  CHECK(samples == 68);
+  CHECK(same_places == 66);  // the two DynamoGraphDeployment v1alpha1 samples differ
+  CHECK(same == 62);         // the six known differences
   // Every corpus CRD, with the number of sample objects of its kind (and of its versions).
   const std::map<std::string, std::size_t> expected_counts = {{"argo-workflow.yaml", 3},
                                                               {"dynamographdeployment.yaml", 3},
@@ -162,6 +225,7 @@ TEST_CASE(
                                                               {"milvus.yaml", 3},
                                                               {"mpijob-v2beta1.yaml", 2},
                                                               {"mpijob.yaml", 1},
+                                                              {"nimcache.yaml", 5},
                                                               {"nimservice.yaml", 3},
                                                               {"notebook.yaml", 2},
                                                               {"paddlejob.yaml", 2},
@@ -177,6 +241,9 @@ TEST_CASE(
                                                               {"volcano-job.yaml", 3},
                                                               {"xgboostjob.yaml", 2}};
   CHECK(json(compared) == json(expected_counts));
+  std::set<std::string> excepted;
+  for (const auto& [kind, why] : not_compared()) excepted.insert(kind);
+  CHECK(excepted_seen == excepted);  // every exception is one the corpus has
   CHECK(differences_seen.size() == known_differences().size());
 }
 
@@ -184,9 +251,8 @@ TEST_CASE("every Karta drafted from a corpus CRD, for each served version, passe
   const fs::path corpus = *test::corpus_dir();
   const karta::CrdSchemaSet crds = karta::CrdSchemaSet::load_directory(corpus / "crds");
   karta::CrdLookup lookup = [&](const karta::GroupVersionKind& kind) { return crds.find(kind); };
-  std::size_t drafted = 0;
+  std::size_t drafted = 0, empty_mappings = 0, placeholders = 0, argo_counts = 0;
   for (const auto& crd_file : fs::directory_iterator(corpus / "crds")) {
-    if (!draftable(crd_file.path())) continue;
     const json crd = test::document(crd_file.path());
     for (const json& version : crd["spec"]["versions"]) {
       if (!version.value("served", false)) continue;
@@ -195,20 +261,42 @@ TEST_CASE("every Karta drafted from a corpus CRD, for each served version, passe
       const json karta_object = test::yaml(karta::draft_karta(crd, name));
       karta::DefinitionReport report = karta::validate_definition(karta_object, lookup);
       CHECK(json(report.faults) == json::array());
-      CHECK(json(report.warnings) == json::array());
+      // Only what a draft leaves to fill in, each warning whole: the placeholder label of each instance
+      // selector, and an empty statusMappings.
+      const std::string group = crd["spec"]["group"].get<std::string>();
+      for (const std::string& warning : report.warnings) {
+        const bool empty = warning ==
+                           "spec.structureDefinition.rootComponent.statusDefinition.statusMappings: is empty, so every "
+                           "workload's status is Undefined: map the phases or conditions its operator sets";
+        bool placeholder = false;
+        for (std::size_t i = 0; i < 16; ++i)
+          placeholder = placeholder || warning == "spec.structureDefinition.childComponents[" + std::to_string(i) +
+                                                      "].podSelector.componentInstanceSelector.idPath: reads the label `" +
+                                                      group + "/instance`, the placeholder `karta-webhook generate` "
+                                                      "writes: replace it with the label the operator puts on each "
+                                                      "instance's pods";
+        // The Argo Workflow's count of template calls reads what it builds itself (as the catalog's does).
+        const bool argo = crd_file.path().filename() == "argo-workflow.yaml" &&
+                          warning.starts_with("spec.structureDefinition.childComponents[0].scaleDefinition."
+                                              "replicasPath: not checked against the schema: ");
+        CHECK_MESSAGE((empty || placeholder || argo), warning);
+        (empty ? empty_mappings : placeholder ? placeholders : argo_counts) += 1;
+      }
       ++drafted;
     }
   }
-  // 25 CRDs that hold pods; DynamoGraphDeployment, LLMInferenceService, Milvus, RayCluster, RayJob, RayService and
-  // Sandbox serve two versions each, Notebook three.
-  CHECK(drafted == 34);
+  // 26 CRDs (NIMCache's a skeleton); DynamoGraphDeployment, LLMInferenceService, Milvus, RayCluster, RayJob,
+  // RayService and Sandbox serve two versions each, Notebook three.
+  CHECK(drafted == 35);
+  CHECK(empty_mappings == 5);
+  CHECK(placeholders == 19);
+  CHECK(argo_counts == 5);
 }
 
 TEST_CASE("validate, run as a command, finds no fault in the drafts of the corpus CRDs") {
   test::TempDir dir;
   std::size_t files = 0;
   for (const auto& crd_file : fs::directory_iterator(*test::corpus_dir() / "crds")) {
-    if (!draftable(crd_file.path())) continue;
     int code = -1;
     test::run_command(test::binary_path().string() + " generate -f " + crd_file.path().string() + " > " +
                           (dir.path / crd_file.path().filename()).string(),
@@ -216,13 +304,13 @@ TEST_CASE("validate, run as a command, finds no fault in the drafts of the corpu
     CHECK_MESSAGE(code == 0, crd_file.path().string());
     ++files;
   }
-  CHECK(files == 25);
+  CHECK(files == 26);
   int code = -1;
   const std::string out = test::run_command(test::binary_path().string() + " validate -f " + dir.path.string() +
                                                 " --crds " + (*test::corpus_dir() / "crds").string(),
                                             &code);
   CHECK(code == 0);
-  CHECK(out.ends_with("25 definitions, 0 with faults\n"));
+  CHECK(out.ends_with("26 definitions, 0 with faults\n"));
 }
 
 }  // namespace unit_generate_locate

@@ -35,7 +35,14 @@ void Checker::check_shape(const Place& place, ExpectedShape expected, std::strin
   switch (expected) {
     case ExpectedShape::PodTemplateSpec: {
       const std::string needs = ", but " + field + " needs a PodTemplateSpec (`{metadata, spec}`)";
-      if (is_pod_template(node)) return;
+      if (is_pod_template(node)) {
+        if (crd_schema_nodes::keeps_metadata_labels(node)) return;
+        return add(true, here + " is a PodTemplateSpec whose schema declares no `metadata.labels`: the API server "
+                               "would prune the labels and annotations " + field + " gives its pods (a structural "
+                               "schema keeps declared fields only); use podSpecPath `" +
+                               render(plus(place.steps, SimplePath::Field{"spec"})) +
+                               "` with a metadataPath the schema declares");
+      }
       if (scalar_or_list) return add(true, here + " is " + describe(type) + needs);
       if (is_pod_spec(node)) return add(true, here + " is a PodSpec" + needs);
       const json* spec = property(node, "spec");

@@ -126,6 +126,13 @@ bool is_pod_template(const json& node) {
   return spec != nullptr && is_pod_spec(*spec);
 }
 
+bool keeps_metadata_labels(const json& node) {
+  if (flag(node, "x-kubernetes-preserve-unknown-fields")) return true;
+  const json* metadata = property(node, "metadata");
+  if (metadata == nullptr) return false;
+  return flag(*metadata, "x-kubernetes-preserve-unknown-fields") || property(*metadata, "labels") != nullptr;
+}
+
 std::vector<std::string> inline_pod_fields(const json& node) {
   std::vector<std::string> found;
   for (const char* name : {"resources", "tolerations", "nodeSelector", "affinity", "schedulerName", "priorityClassName",

@@ -41,6 +41,9 @@ const json& object_meta_schema();
 // `spec` is a PodSpec.
 bool is_pod_spec(const json& node);
 bool is_pod_template(const json& node);
+// Whether labels written at `node`'s `.metadata.labels` outlive the API server's pruning: the schema declares
+// them there, or keeps unknown fields at `node` or its `metadata` (a structural schema keeps nothing else).
+bool keeps_metadata_labels(const json& node);
 // The fields of a pod that `node` holds itself, as frameworks do that spell out a pod piece by piece
 // (Milvus's components, NIMService's spec), in this order: resources, tolerations, nodeSelector,
 // affinity, schedulerName, priorityClassName, podLabels, podAnnotations.

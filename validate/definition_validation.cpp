@@ -3,6 +3,7 @@
 #include "definitions/api/published_api.h"
 #include "definitions/jq_program.h"
 #include "k8s/name_syntax.h"
+#include "k8s/terminal_text.h"
 #include "validate/jq_lexer.h"
 #include "validate/jq_safety.h"
 
@@ -124,6 +125,24 @@ DefinitionReport validate_definition(const json& document, const CrdLookup& crds
       if (auto error = label_value_error(value); !error.empty())
         report.faults.push_back(field + ": value \"" + value + "\" is not a valid label value: " + error);
     }
+  }
+
+  // What `karta-webhook generate` leaves to fill in, which loads but tells nothing: an empty statusMappings
+  // (every workload's status Undefined), and the label it writes as a placeholder for the instance of a pod,
+  // `<group>/instance` of the root's group, which no operator is known to set.
+  if (d.root.status && d.root.status->mappings.empty())
+    report.warnings.push_back(d.component_field(d.root) +
+                              ".statusDefinition.statusMappings: is empty, so every workload's status is Undefined: "
+                              "map the phases or conditions its operator sets");
+  const std::string placeholder = ".metadata.labels[\"" + d.root_kind().group + "/instance\"]";
+  for (const Component* c : d.components()) {
+    if (!c->pod_selector || !c->pod_selector->instance_id_path ||
+        c->pod_selector->instance_id_path->expression != placeholder)
+      continue;
+    report.warnings.push_back(c->pod_selector->instance_id_path->field + ": reads the label `" +
+                              terminal_text(d.root_kind().group.substr(0, 253)) +
+                              "/instance`, the placeholder `karta-webhook generate` writes: replace it with the "
+                              "label the operator puts on each instance's pods");
   }
 
   // jq: length, the allow-list, then compilation (only of what the allow-list admits).

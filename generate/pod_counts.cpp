@@ -1,0 +1,148 @@
+#include "generate/pod_counts.h"
+
+#include <string>
+#include <vector>
+
+#include "generate/pod_places.h"
+#include "validate/crd_schema_nodes.h"
+
+namespace karta {
+namespace {
+
+using crd_schema_nodes::property;
+using crd_schema_nodes::type_of;
+using draft_yaml::code;
+using draft_yaml::lower;
+using draft_yaml::scalar;
+using draft_yaml::Yaml;
+using json = nlohmann::json;
+
+constexpr std::size_t kNone = std::string::npos;
+
+bool is_integer(const json* node) {
+  if (node == nullptr) return false;
+  const std::string type = type_of(*node);
+  return type == "integer" || type == "int-or-string";
+}
+
+// Templates that run when invoked (Argo's): the pod's place is an element of a list of `.spec` whose
+// items have a `name` and `steps` or a `dag` that invoke others by name, from a string `.spec.entrypoint`.
+bool invoked_templates(const PodPlace& place, const json& schema) {
+  const SchemaSteps& steps = place.steps;
+  if (steps.size() != 3 || steps[0].kind != SchemaStep::Kind::Field || steps[0].name != "spec" ||
+      steps[1].kind != SchemaStep::Kind::Field || steps[2].kind != SchemaStep::Kind::Items)
+    return false;
+  const json& item = *steps[2].node;
+  const json* spec = property(schema, "spec");
+  const json* entrypoint = spec != nullptr ? property(*spec, "entrypoint") : nullptr;
+  return entrypoint != nullptr && type_of(*entrypoint) == "string" && property(item, "name") != nullptr &&
+         (property(item, "steps") != nullptr || property(item, "dag") != nullptr);
+}
+
+// The calls of each template, from the entrypoint three calls deep, as the catalog's Argo Workflow counts
+// them: each template with a container or a script runs once a call, times the call's withItems.
+void draft_invocations(Yaml& out, const DraftComponent& component) {
+  const SchemaSteps& steps = component.place->steps;
+  const std::string templates = "$s" + jq_path({steps[1]}) + "[]?";
+  const std::string call = "(. as [$name, $times] | " + templates +
+                           " | select(.name == $name) | ((.steps // [])[][]?, (.dag.tasks // [])[]) | [.template, "
+                           "($times | tonumber) * ((.withItems // [null]) | length)])";
+  const std::string reached = "[$entry, ($entry | " + call + "), ($entry | " + call + " | " + call + "), ($entry | " +
+                              call + " | " + call + " | " + call + ")]";
+  out.line(8, "scaleDefinition:");
+  out.comment(10, code(jq_path(steps)) + " are templates run when `.spec.entrypoint`, or a step or DAG task reached");
+  out.comment(10, "from it, names them (three calls deep), once a call, times its `withItems`; 0 when never called");
+  out.line(10, "replicasPath: " + scalar(".spec as $s | [$s.entrypoint, 1] as $entry | " + reached + " as $reached | " +
+                                         component.stream() + " | .name as $n | [$reached[] | select(.[0] == $n) | "
+                                         ".[1]] | add // 0"));
+}
+
+}  // namespace
+
+void draft_scale(Yaml& out, const DraftComponent& component, const std::vector<DraftComponent>& all,
+                 const json& schema) {
+  const PodPlace& place = *component.place;
+  if (invoked_templates(place, schema)) return draft_invocations(out, component);
+  const SchemaSteps& steps = place.steps;
+  const std::size_t c = innermost_collection(steps);
+  const std::size_t lowest = c == kNone ? 1 : c + 1;
+  const std::size_t highest = steps.size();
+  // Paths from the list element or map value the pod belongs to (relative), else from the root.
+  auto path = [&](std::size_t k, const std::string& field) {
+    return (c == kNone ? jq_path(steps, k) : relative_path(steps, c + 1, k)) + "." + field;
+  };
+  auto absolute = [&](std::size_t k, const std::string& field) { return jq_path(steps, k) + "." + field; };
+  const std::string base = c == kNone ? "" : c + 1 == steps.size() ? component.stream() : collection_stream(steps, c);
+  // The deepest integer of these names, from the pod up to its list element: {k, name}, k 0 when none.
+  auto deepest = [&](const std::vector<std::string>& names, std::size_t top) -> std::pair<std::size_t, std::string> {
+    for (std::size_t k = top; k >= lowest && k > 0; --k)
+      for (const std::string& field : names)
+        if (is_integer(property(*steps[k - 1].node, field))) return {k, field};
+    return {0, ""};
+  };
+  std::vector<std::string> comments, factors;
+  std::string count;
+  if (auto [k, field] = deepest({"replicas", "instances", "numNodes"}, highest); k != 0) {
+    comments.push_back(code(absolute(k, field)) + " is an integer beside the pod; 1 when absent");
+    count = path(k, field);
+  } else if (auto [k2, min] = deepest({"minReplicas"}, highest); k2 != 0) {
+    comments.push_back(code(absolute(k2, min)) + " is the least number of pods, which run at admission; 1 when absent");
+    count = path(k2, min);
+  }
+  for (std::size_t k = lowest; k <= highest; ++k) {
+    for (const char* field : {"parallelism", "numOfHosts"}) {
+      if (!is_integer(property(*steps[k - 1].node, field))) continue;
+      comments.push_back(code(absolute(k, field)) + " is the pods of each replica; 1 when absent");
+      factors.push_back("(" + path(k, field) + " // 1 | tonumber)");
+    }
+    // A group of `size` pods around the places below it: one of each group is the leader's, when one of
+    // them is named for a leader.
+    if (k == highest || !is_integer(property(*steps[k - 1].node, "size")) || steps[k].kind != SchemaStep::Kind::Field)
+      continue;
+    if (lower(steps[k].name).starts_with("leader")) {
+      comments.push_back(code(absolute(k, "size")) + " is the pods of each group: one of them is this leader");
+      continue;
+    }
+    std::string leader;
+    for (const DraftComponent& other : all) {
+      const SchemaSteps& theirs = other.place->steps;
+      if (&other == &component || theirs.size() <= k || theirs[k - 1].node != steps[k - 1].node ||
+          theirs[k].kind != SchemaStep::Kind::Field || !lower(theirs[k].name).starts_with("leader"))
+        continue;
+      leader = theirs[k].name;
+      break;
+    }
+    const std::string size = "(" + path(k, "size") + " // 1 | tonumber)";
+    if (leader.empty()) {
+      comments.push_back(code(absolute(k, "size")) + " is the pods of each group; 1 when absent");
+      factors.push_back(size);
+    } else {
+      comments.push_back(code(absolute(k, "size")) + " is the pods of each group, the leader (" +
+                         code(absolute(k, leader)) + ") one of them when set");
+      factors.push_back("(" + size + " - (if " + path(k, leader) + " then 1 else 0 end) | tonumber)");
+    }
+  }
+  std::vector<std::string> bounds;
+  for (const char* key : {"minReplicas", "maxReplicas"}) {
+    auto [k, field] = deepest({key}, highest);
+    if (k == 0) continue;
+    bounds.push_back("# " + code(absolute(k, field)) + " is an integer beside the pod: a scale bound");
+    bounds.push_back(field + "Path: " + scalar((base.empty() ? "" : base + " | ") + path(k, field)));
+  }
+  if (count.empty() && factors.empty() && bounds.empty()) return;
+  out.line(8, "scaleDefinition:");
+  for (const auto& text : comments) out.comment(10, text);
+  if (!count.empty() || !factors.empty()) {
+    std::string product;
+    if (factors.empty()) {
+      product = count + " // 1";
+    } else {
+      if (!count.empty()) product = "(" + count + " // 1 | tonumber)";
+      for (const auto& factor : factors) product += (product.empty() ? "" : " * ") + factor;
+    }
+    out.line(10, "replicasPath: " + scalar((base.empty() ? "" : base + " | ") + product));
+  }
+  for (const auto& text : bounds) out.line(10, text);
+}
+
+}  // namespace karta

@@ -1,0 +1,25 @@
+#pragma once
+
+// How many pods a drafted component runs (generate/karta_draft.h), as the built-in catalog counts them:
+// its scaleDefinition. A count of replicas (`replicas`, else `instances`, else `numNodes`, else a
+// `minReplicas` with nothing to count beside it, which is what runs at admission) times the pods of each
+// replica (`parallelism`: a Job's pods, JobSet's replicated jobs; `numOfHosts`: a Ray worker group's hosts),
+// each read from the objects between the pod and the list element or map value it belongs to; a group of
+// `size` pods around a leader (LeaderWorkerSet: the leader is one of each group, the workers the rest); and
+// templates run by invocation (Argo: the steps and DAG tasks reached from `.spec.entrypoint`, each as many
+// times as its `withItems`, three calls deep as the catalog counts them). Internal to generate/.
+
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "generate/component_names.h"
+#include "generate/draft_yaml.h"
+
+namespace karta {
+
+// Written at the component's indentation; nothing when the schema holds no count (one pod).
+void draft_scale(draft_yaml::Yaml& out, const DraftComponent& component, const std::vector<DraftComponent>& all,
+                 const nlohmann::json& schema);
+
+}  // namespace karta
