@@ -103,33 +103,32 @@ bool unchanged(JsonElement object, JsonElement old_object, const PodTemplateLoca
   return true;
 }
 
-// The labels the webhook wrote on the workload itself: read from the object's annotation (less what the
-// user changed in this UPDATE, which is theirs now), and made anew by this admission.
+// The labels the webhook wrote on the workload itself: read from the object's annotation, and made anew by
+// this admission. On UPDATE, a listed label the request changes to a value that is not the policy's is the
+// user's now; one changed to the policy's value is the webhook's still (its own earlier patch, reinvoked).
 class Provenance {
  public:
   Provenance(const std::optional<JsonElement>& labels, const std::optional<JsonElement>& annotations,
              const std::optional<JsonElement>& old_object)
       : labels_(labels), annotations_(annotations) {
     listed_ = written_entries(string_member(annotations, kWrittenAnnotation));
-    if (!old_object) return;
-    const std::optional<JsonElement> old_metadata = member(*old_object, "metadata");
-    const std::optional<JsonElement> old_labels = object_member(old_metadata, "labels");
-    for (auto entry = listed_.begin(); entry != listed_.end();) {
-      const std::string key = entry->substr(entry->find(':') + 1);
-      const std::string now = string_member(labels_, key);
-      const std::string before = string_member(old_labels, key);
-      entry = now == before ? std::next(entry) : listed_.erase(entry);  // changed by this request: the user's
-    }
+    if (old_object) old_labels_ = object_member(member(*old_object, "metadata"), "labels");
+    updating_ = old_object.has_value();
   }
   static std::string label(std::string_view key) { return "label:" + std::string(key); }
-  // Whether the value at `entry` is the webhook's, to follow the policy.
-  bool follows(const std::string& entry) const { return listed_.count(entry) != 0; }
-  // What writing the policy's value at `entry` came to: the webhook's value now when it wrote it, or when
-  // it was the webhook's and already is the policy's.
-  void record(const std::string& entry, PatchChange change) {
+  // Whether the label `key` holds the webhook's value, to follow the policy's `value`.
+  bool follows(std::string_view key, std::string_view value) const {
+    if (listed_.count(label(key)) == 0) return false;
+    if (!updating_) return true;
+    const std::string now = string_member(labels_, key);
+    return now == value || now == string_member(old_labels_, key);
+  }
+  // What writing at `key` came to, the policy's value there being `value`: the webhook's value now when it
+  // wrote it, or when it was the webhook's and already is the policy's.
+  void record(std::string_view key, std::string_view value, PatchChange change) {
     if (change == PatchChange::Added || change == PatchChange::Replaced ||
-        (change == PatchChange::Unchanged && follows(entry))) {
-      written_.insert(entry);
+        (change == PatchChange::Unchanged && follows(key, value))) {
+      written_.insert(label(key));
     }
   }
   // The annotation's new value, when it changes.
@@ -144,7 +143,8 @@ class Provenance {
   }
 
  private:
-  std::optional<JsonElement> labels_, annotations_;
+  std::optional<JsonElement> labels_, annotations_, old_labels_;
+  bool updating_ = false;
   std::set<std::string> listed_, written_;
 };
 
@@ -199,7 +199,7 @@ MutationOutcome mutate_workload(JsonElement object, const CompiledDefinition& de
     const std::string resolved = scheduling.resolved_queue(context.namespace_labels);
     queue = string_member(labels_found, scheduling.queue_label);
     bool replaced = false;
-    if (!queue.empty() && !resolved.empty() && provenance.follows(Provenance::label(scheduling.queue_label))) {
+    if (!queue.empty() && !resolved.empty() && provenance.follows(scheduling.queue_label, resolved)) {
       queue = resolved;  // the webhook's own value, not the user's: it follows the policy
       replaced = true;
     } else if (!queue.empty() && !resolved.empty() && scheduling.queues.enforcement == ChoiceEnforcement::Replace &&
@@ -211,7 +211,7 @@ MutationOutcome mutate_workload(JsonElement object, const CompiledDefinition& de
     if (queue.empty()) queue = resolved;
     queue_error = label_value_error(queue);
     if (!queue.empty()) {
-      provenance.record(Provenance::label(scheduling.queue_label),
+      provenance.record(scheduling.queue_label, resolved,  // judged against the policy's queue, not the user's
                         mutator.label_checked(workload_labels, scheduling.queue_label, queue, queue_error, replaced,
                                               Where{}, labels_found));
     }
@@ -389,22 +389,24 @@ MutationOutcome mutate_workload(JsonElement object, const CompiledDefinition& de
   // object owned by a kind with a definition is skipped before mutation): never on the pod templates.
   // Each label the webhook wrote before (listed in kWrittenAnnotation) follows the policy: overwritten.
   if (!policy.priority.class_name.empty()) {
+    const std::string& class_name = policy.priority.class_name;
     const std::string own = string_member(labels_found, kPriorityClassLabel);
-    const std::string entry = Provenance::label(kPriorityClassLabel);
-    if (!own.empty() && replace_classes && !classes.permits(own, policy.priority.class_name)) {
-      outcome.warnings.push_back(not_permitted_warning("priority class", own, context.tenant, classes,
-                                                       policy.priority.class_name));
-      provenance.record(entry, mutator.set(workload_labels, kPriorityClassLabel, policy.priority.class_name, true,
-                                           Where{}, labels_found));
-    } else if ((own.empty() || provenance.follows(entry)) && !template_names_class) {
-      provenance.record(entry, mutator.label_checked(workload_labels, kPriorityClassLabel, policy.priority.class_name,
-                                                     no_error, provenance.follows(entry), Where{}, labels_found));
+    const bool follows = provenance.follows(kPriorityClassLabel, class_name);
+    if (!own.empty() && replace_classes && !classes.permits(own, class_name)) {
+      outcome.warnings.push_back(not_permitted_warning("priority class", own, context.tenant, classes, class_name));
+      provenance.record(kPriorityClassLabel, class_name,
+                        mutator.set(workload_labels, kPriorityClassLabel, class_name, true, Where{}, labels_found));
+    } else if ((own.empty() || follows) && !template_names_class) {
+      provenance.record(kPriorityClassLabel, class_name,
+                        mutator.label_checked(workload_labels, kPriorityClassLabel, class_name, no_error, follows,
+                                              Where{}, labels_found));
     }
   }
-  if (!policy.preemption.preemptibility.empty()) {
-    const std::string entry = Provenance::label(kPreemptibilityLabel);
-    provenance.record(entry, mutator.label_checked(workload_labels, kPreemptibilityLabel, policy.preemption.preemptibility,
-                                                   no_error, provenance.follows(entry), Where{}, labels_found));
+  if (const std::string& preemptibility = policy.preemption.preemptibility; !preemptibility.empty()) {
+    provenance.record(kPreemptibilityLabel, preemptibility,
+                      mutator.label_checked(workload_labels, kPreemptibilityLabel, preemptibility, no_error,
+                                            provenance.follows(kPreemptibilityLabel, preemptibility), Where{},
+                                            labels_found));
   }
   if (!policy.preemption.delay.empty()) {
     mutator.set(workload_annotations, kPreemptionDelayAnnotation, policy.preemption.delay, false, Where{}, annotations_found);

@@ -96,6 +96,9 @@ TEST_CASE("a queue the webhook wrote follows the policy on the next UPDATE; a qu
   scaled["spec"]["replicas"] = 3;
   CHECK(mutate(*after, scaled, webhooks) == json::parse(R"([
     {"op": "add", "path": "/metadata/labels/kai.scheduler~1queue", "value": "prod-gold"}])"));
+  // Sent again with that patch applied (reinvocation), the same UPDATE gets nothing more: the new queue
+  // is the webhook's and stays listed.
+  CHECK(mutate(*after, scaled.patch(mutate(*after, scaled, webhooks)), webhooks) == json::array());
   json scaled_users = users;
   scaled_users["spec"]["replicas"] = 3;
   CHECK(mutate(*after, scaled_users, users) == json::array());
