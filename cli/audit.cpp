@@ -378,8 +378,9 @@ AuditCommand::AuditCommand(CLI::App& app) {
   command_->footer(
       "Examples:\n  karta-webhook audit --kubeconfig ~/.kube/config --policy examples/policy.yaml\n"
       "  karta-webhook audit -f tests/corpus/samples --policy examples/policy.yaml --output json\n"
-      "Exits 1 when the label policy enforces and a workload violates it, 2 when the audit is incomplete (a kind\n"
-      "could not be listed, the cluster could not be reached, a manifest does not parse).");
+      "Exits 1 when a workload's label policy enforces and it violates it, 2 when the audit is incomplete (a kind\n"
+      "could not be listed, the labels of a namespace the policy reads are unknown, the cluster could not be\n"
+      "reached, a manifest does not parse). Each workload's tenant decides its own mode.");
   command_->add_option("--kubeconfig", kubeconfig_, "Audit the cluster of this kubeconfig's current context (default: $KUBECONFIG's files, else ~/.kube/config)")
       ->check(CLI::ExistingFile);
   command_->add_option("--context", context_, "The kubeconfig context to audit (default: its current-context)");

@@ -87,10 +87,10 @@ class AuditReport {
   bool enforced() const;  // the label policy is on, in enforce mode
 
   json to_json() const;
-  // Exit status: 1 when the webhook would deny something that exists (the label policy enforces and a
-  // workload violates it, or definitionPolicy enforces and a Karta has faults), 2 when a kind could not
-  // be listed or an object could not be checked (the audit is incomplete), else 0. With tenant rules, a
-  // workload's own tenant's label policy decides. (run() also gives 2 when there is no report at all.)
+  // Exit status: 1 when the webhook would deny something that exists (a workload's tenant enforces and
+  // the workload, as mutated, violates it, or definitionPolicy enforces and a Karta has faults), 2 when a
+  // kind could not be listed, an object could not be checked or a namespace's labels the policy reads are
+  // unknown (the audit is incomplete), else 0. (run() also gives 2 when there is no report at all.)
   int exit_code() const;
 
  private:
