@@ -398,7 +398,8 @@ ReviewReply AdmissionService::answer(AdmissionEndpoint endpoint, std::string_vie
   };
   for (const auto& note : result.notes) {
     logged();
-    spdlog::warn("admission uid={} kind={} {}: {}", logged_uid, logged_kind, logged_object, bounded_text(note, 1024));
+    spdlog::warn("admission uid={} kind={} {} tenant=\"{}\": {}", logged_uid, logged_kind, logged_object,
+                 bounded_text(result.tenant.tenant(), 80), bounded_text(note, 1024));
   }
   ReviewReply reply;
   reply.body = encode_admission_review(result.decision, request.uid, request.review_api_version);
@@ -407,17 +408,21 @@ ReviewReply AdmissionService::answer(AdmissionEndpoint endpoint, std::string_vie
   const std::string* registered = result.kind_key != nullptr ? result.kind_key : state->catalog.find_key(request.kind);
   const std::string& kind_label = registered != nullptr ? *registered : kUnregistered;
   std::string result_label = result.outcome.substr(0, result.outcome.find(':'));
+  // The tenant by the policy's own rule name: its values are bounded by the policy, not by the requests.
+  const std::string tenant = result.tenant.tenant();
   metrics_.record_admission(endpoint_name, request.operation, kind_label, result_label,
-                            result.decision.patch_operations(), static_cast<double>(micros.count()) / 1e6);
+                            result.decision.patch_operations(), static_cast<double>(micros.count()) / 1e6, tenant);
   if (result.namespace_labels_unknown) metrics_.record_namespace_labels_unknown(endpoint_name);
   if (result.definition_faults_admitted > 0) {
     metrics_.record_definition_faults_admitted(result.defined_kind, result.definition_faults_admitted);
   }
   if (spdlog::should_log(spdlog::level::info)) {
     logged();
-    spdlog::info("admission uid={} endpoint={} kind={} object={} operation={} outcome={} patch_ops={} duration_us={}",
+    spdlog::info("admission uid={} endpoint={} kind={} object={} operation={} tenant=\"{}\" outcome={} patch_ops={} "
+                 "duration_us={}",
                  logged_uid, endpoint_name, logged_kind, logged_object, bounded_text(request.operation),
-                 result.outcome, result.decision.patch_operations(), micros.count());
+                 bounded_text(tenant, 80), result.outcome, result.decision.patch_operations(),
+                 micros.count());
   }
   return reply;
 }

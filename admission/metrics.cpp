@@ -48,16 +48,19 @@ Metrics::Shard& Metrics::local_shard() {
 }
 
 void Metrics::record_admission(const std::string& endpoint, const std::string& operation, const std::string& kind,
-                               const std::string& result, std::size_t patch_operations, double seconds) {
+                               const std::string& result, std::size_t patch_operations, double seconds,
+                               const std::string& tenant) {
   Shard& shard = local_shard();
   std::lock_guard lock(shard.mutex);
   Admissions& a = shard.admissions;
   LastAdmission& last = shard.last;
-  if (!last.same(endpoint, operation, kind, result)) {
+  if (!last.same(endpoint, operation, kind, result, tenant)) {
     auto key = std::make_tuple(std::string_view(endpoint), std::string_view(operation), std::string_view(kind),
-                               std::string_view(result));
+                               std::string_view(result), std::string_view(tenant));
     auto counted = a.counts.find(key);
-    if (counted == a.counts.end()) counted = a.counts.emplace(std::make_tuple(endpoint, operation, kind, result), 0).first;
+    if (counted == a.counts.end()) {
+      counted = a.counts.emplace(std::make_tuple(endpoint, operation, kind, result, tenant), 0).first;
+    }
     auto histogram = a.durations.find(endpoint);
     if (histogram == a.durations.end()) histogram = a.durations.emplace(endpoint, Histogram{}).first;
     auto patched = a.patch_operations.find(kind);
@@ -65,6 +68,7 @@ void Metrics::record_admission(const std::string& endpoint, const std::string& o
     last.operation = operation;
     last.kind = kind;
     last.result = result;
+    last.tenant = tenant;
     last.count = &counted->second;
     last.histogram = &histogram->second;
     last.patch_operations = patched == a.patch_operations.end() ? nullptr : &patched->second;
@@ -121,12 +125,15 @@ std::string Metrics::render() const {
     }
     for (const auto& [kind, count] : a.patch_operations) total.patch_operations[kind] += count;
   }
-  out << "# HELP karta_admission_requests_total Admission reviews answered.\n"
+  out << "# HELP karta_admission_requests_total Admission reviews answered, by the tenant whose policy decided.\n"
          "# TYPE karta_admission_requests_total counter\n";
   for (const auto& [key, count] : total.counts) {
-    const auto& [endpoint, operation, kind, result] = key;
+    const auto& [endpoint, operation, kind, result, tenant] = key;
     out << "karta_admission_requests_total{endpoint=\"" << escape(endpoint) << "\",operation=\"" << escape(operation)
-        << "\",kind=\"" << escape(kind) << "\",result=\"" << escape(result) << "\"} " << count << "\n";
+        << "\",kind=\"" << escape(kind) << "\",result=\"" << escape(result) << "\"";
+    // The global policy's admissions without the label: an empty value is no label, to Prometheus.
+    if (!tenant.empty()) out << ",tenant=\"" << escape(tenant) << "\"";
+    out << "} " << count << "\n";
   }
   out << "# HELP karta_admission_duration_seconds Time to decide one admission review, from body to answer.\n"
          "# TYPE karta_admission_duration_seconds histogram\n";

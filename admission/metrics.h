@@ -25,9 +25,12 @@ class Metrics {
   Metrics& operator=(const Metrics&) = delete;
 
   // One admission: endpoint (mutate|validate), operation, kind ("group/version/Kind", or "unregistered"),
-  // result (patched, unchanged, allowed, denied, skipped, error), patch operations and duration.
+  // result (patched, unchanged, allowed, denied, skipped, error), patch operations, duration, and the
+  // tenant whose policy decided: a tenant rule's name from the policy, never a value of the request ("":
+  // the global policy, or none decided; rendered without the label, which Prometheus reads the same).
   void record_admission(const std::string& endpoint, const std::string& operation, const std::string& kind,
-                        const std::string& result, std::size_t patch_operations, double seconds);
+                        const std::string& result, std::size_t patch_operations, double seconds,
+                        const std::string& tenant = "");
   void record_reload(const std::string& source, bool ok);  // source: definitions, policy, cluster, certificate
   void set_definitions_loaded(std::size_t count);
   // Whether the last reload of the state served (definitions, policy, the cluster's Kartas) loaded it
@@ -68,7 +71,8 @@ class Metrics {
     }
   };
   struct Admissions {
-    std::map<std::tuple<std::string, std::string, std::string, std::string>, std::uint64_t, LabelsLess> counts;
+    // by endpoint, operation, kind, result and tenant
+    std::map<std::tuple<std::string, std::string, std::string, std::string, std::string>, std::uint64_t, LabelsLess> counts;
     std::map<std::string, Histogram, std::less<>> durations;  // by endpoint
     std::map<std::string, std::uint64_t, std::less<>> patch_operations;  // by kind
   };
@@ -76,12 +80,12 @@ class Metrics {
   // often of the same labels, finds them without the three map lookups. (The maps only grow, so the
   // entries stay where they are.)
   struct LastAdmission {
-    std::string endpoint, operation, kind, result;
+    std::string endpoint, operation, kind, result, tenant;
     std::uint64_t* count = nullptr;
     Histogram* histogram = nullptr;
     std::uint64_t* patch_operations = nullptr;  // null until an admission of that kind patched
-    bool same(std::string_view e, std::string_view o, std::string_view k, std::string_view r) const {
-      return count != nullptr && endpoint == e && operation == o && kind == k && result == r;
+    bool same(std::string_view e, std::string_view o, std::string_view k, std::string_view r, std::string_view t) const {
+      return count != nullptr && endpoint == e && operation == o && kind == k && result == r && tenant == t;
     }
   };
   struct Shard {

@@ -13,6 +13,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "admission/webhook_scope.h"
 #include "cli/cluster_namespaces.h"
 #include "cli/inspect.h"
 #include "generate/coverage.h"
@@ -23,6 +24,7 @@
 #include "kube/json_fields.h"
 #include "kube/kube_connection.h"
 #include "kube/list_pages.h"
+#include "mutate/mutation.h"
 #include "policy/tenant_rules.h"
 #include "runtime/cluster_schemas.h"
 #include "validate/crd_schema_set.h"
@@ -41,16 +43,18 @@ json& summary_row(std::map<std::string, json>& summary, const GroupVersionKind& 
 
 void count(json& row, const char* key, std::size_t n = 1) { row[key] = row[key].get<std::size_t>() + n; }
 
+// A label or an annotation (`map`: "labels", "annotations") of the object's metadata: "" when absent or not
+// a string.
+std::string metadata_string_at(const json& object, const char* map, const std::string& key) {
+  const json* members = find_json_at(object, json::json_pointer("/metadata/" + std::string(map)));
+  if (members == nullptr || !members->is_object()) return "";
+  auto found = members->find(key);
+  return found != members->end() && found->is_string() ? found->get<std::string>() : "";
+}
+
 const char* policy_mode(const LabelPolicy& policy) {
   if (!policy.enabled) return "off";
   return policy.mode == LabelPolicyMode::Enforce ? "enforce" : "audit";
-}
-
-// One patch operation as a line: "add /spec/template/spec/schedulerName \"kai-scheduler\"".
-std::string operation_text(const json& operation) {
-  std::string text = operation.value("op", "") + " " + operation.value("path", "");
-  if (operation.contains("value")) text += " " + operation["value"].dump();
-  return text;
 }
 
 // The catalog's definitions by group and kind, each with the versions defined: a cluster serves the
@@ -89,19 +93,47 @@ void AuditReport::add(const json& object, const std::string& source) {
     return;
   }
   if (is_definition_kind(request.kind)) return;
-  // The webhook's own decisions: what it skips (no definition, owned by a kind with one) is skipped here.
-  AdmissionResult mutated = AdmissionService::mutate(request, *state_);
-  if (mutated.outcome == "skipped:no-definition") return;
+  if (state_->catalog.find(request.kind) == nullptr) return;  // the webhook's own skip: no definition
+  // What the shipped registrations never send: neither patched nor checked in the cluster.
+  std::optional<LabelMap> namespace_labels;
+  if (state_->namespaces) namespace_labels = state_->namespaces->find(request.namespace_name).labels;
+  if (std::string why = unsent_namespace_reason(request.namespace_name, namespace_labels ? &*namespace_labels : nullptr);
+      !why.empty()) {
+    json& unsent = not_sent_[request.namespace_name];
+    if (unsent.is_null()) unsent = {{"namespace", request.namespace_name}, {"workloads", 0}, {"why", why}};
+    count(unsent, "workloads");
+    return;
+  }
+  // The webhook's own decisions: what it skips (owned by a kind with a definition, exempt) is skipped here.
+  // A workload that opts out of mutation (its objectSelector) is validated as it is.
+  const bool mutation_sent = metadata_string_at(object, "labels", std::string(kOptOutLabel)) != kOptOutValue;
+  AdmissionResult mutated = mutation_sent ? AdmissionService::mutate(request, *state_)
+                                          : AdmissionResult{AdmissionDecision::allow(), {}, "unchanged"};
   json& row = summary_row(summary_, request.kind, request.namespace_name);
   if (mutated.outcome.starts_with("skipped")) {
     count(row, "skipped");
     return;
   }
-  AdmissionResult validated = AdmissionService::validate(request, *state_);
-  if (validated.outcome == "denied") denied_ = true;  // the label policy (the tenant's) enforces and is violated
-  count(row, "workloads");
   const JsonPatch& patch = mutated.decision.patch;
-  if (validated.violations.empty() && patch.empty()) return;
+  // /validate sees the object as the API server stores it, after the mutating webhook's patch.
+  const json stored = patch.empty() ? object : object.patch(patch.value());
+  AdmissionResult validated = AdmissionService::validate(request_for_object(stored), *state_);
+  if (mutated.namespace_labels_unknown || validated.namespace_labels_unknown) {
+    unknown_namespaces_.insert(request.namespace_name);
+    incomplete_ = true;
+  }
+  if (validated.outcome == "denied") denied_ = true;  // the tenant's policy enforces and is violated
+  count(row, "workloads");
+  // Drift: a value the webhook wrote (its provenance annotation lists it) that the policy now writes otherwise.
+  json drift = json::array();
+  const std::string written = metadata_string_at(object, "annotations", kWrittenAnnotation);
+  for (const std::string& entry : written_entries(written)) {
+    const std::string key = entry.substr(entry.find(':') + 1);
+    const std::string now = metadata_string_at(object, "labels", key), policy = metadata_string_at(stored, "labels", key);
+    if (!now.empty() && now != policy) drift.push_back({{"key", entry}, {"value", now}, {"policy", policy}});
+  }
+  if (!drift.empty()) ++drifted_;
+  if (validated.violations.empty() && patch.empty() && validated.outcome != "denied") return;
   std::string name = request.name;
   if (std::string prefix = kube::metadata_string(object, "generateName"); name.empty() && !prefix.empty()) {
     name = prefix + "*";
@@ -112,8 +144,16 @@ void AuditReport::add(const json& object, const std::string& source) {
                    {"name", name}};
   if (!source.empty()) workload["source"] = source;
   // With tenant rules, the one whose policy applied (null: the global policy).
-  if (auto field = mutated.tenant.json_field(state_->policy)) workload["tenant"] = std::move(*field);
+  if (auto field = validated.tenant.json_field(state_->policy)) workload["tenant"] = std::move(*field);
+  // The tenant's own label policy decides, as /validate does.
+  const LabelPolicy& label_policy = validated.tenant.settings(state_->policy).label_policy;
+  workload["labelPolicy"] = policy_mode(label_policy);
+  workload["enforced"] = label_policy.enabled && label_policy.mode == LabelPolicyMode::Enforce;
+  workload["admission"] = validated.outcome == "denied"                ? "denied"
+                          : validated.outcome == "allowed:warnings" ? "warned"
+                                                                     : "allowed";
   workload["violations"] = validated.violations;
+  if (!drift.empty()) workload["drift"] = std::move(drift);
   workload["patch"] = {{"operations", patch.size()}, {"set", patch.value()}};
   if (!validated.violations.empty()) {
     count(row, "violating");
@@ -148,11 +188,26 @@ json AuditReport::to_json() const {
     summary.push_back(row);
     for (auto& [name, value] : totals.items()) value = value.get<std::size_t>() + row[name].get<std::size_t>();
   }
-  return {{"source", source_},       {"labelPolicy", policy_mode(state_->policy.label_policy)},
-          {"kinds", kinds_},         {"workloads", workloads_},
-          {"summary", summary},      {"totals", totals},
-          {"definitions", definitions_}, {"uncovered", uncovered_}, {"enforced", enforced()},
-          {"unchecked", unchecked_}, {"complete", !incomplete_}};
+  json report = {{"source", source_},       {"labelPolicy", policy_mode(state_->policy.label_policy)},
+                 {"kinds", kinds_},         {"workloads", workloads_},
+                 {"summary", summary},      {"totals", totals},
+                 {"definitions", definitions_}, {"uncovered", uncovered_}, {"enforced", enforced()},
+                 {"unchecked", unchecked_}, {"complete", !incomplete_}};
+  // Each tenant's own mode: a workload's tenant decides whether the cluster denies or warns.
+  if (!state_->policy.tenants.empty()) {
+    json tenants = json::array();
+    for (const TenantRule& rule : state_->policy.tenants) {
+      tenants.push_back({{"name", rule.name},
+                         {"labelPolicy", rule.exempt ? "exempt" : policy_mode(rule.policy->label_policy)}});
+    }
+    report["tenants"] = std::move(tenants);
+  }
+  json not_sent = json::array();
+  for (const auto& [namespace_name, entry] : not_sent_) not_sent.push_back(entry);
+  report["notSent"] = std::move(not_sent);
+  report["unknownNamespaces"] = unknown_namespaces_;
+  report["drifted"] = drifted_;
+  return report;
 }
 
 int AuditReport::exit_code() const {
@@ -318,106 +373,14 @@ AuditReport audit_files(const std::vector<std::string>& files, const AdmissionSt
   return report;
 }
 
-std::string render_audit(const json& raw_report) {
-  const json report = terminal_strings(raw_report);  // names, label values and the server's errors are others' text
-  std::ostringstream out;
-  out << "audit of " << report["source"].get<std::string>() << " (label policy: "
-      << report["labelPolicy"].get<std::string>() << ")\n";
-  for (const json& kind : report["kinds"]) {
-    out << "  " << kind["kind"].get<std::string>() << " (" << kind["apiVersion"].get<std::string>() << "): ";
-    if (kind.contains("listed")) {
-      out << kind["listed"].get<std::size_t>() << " listed in " << kind["pages"].get<std::size_t>() << " pages\n";
-    } else {
-      out << (kind.contains("error") ? "NOT LISTED: " + kind["error"].get<std::string>() : kind["note"].get<std::string>())
-          << "\n";
-    }
-  }
-  for (const json& definition : report["definitions"]) {
-    out << "\nKarta " << definition["name"].get<std::string>()
-        << (definition["loaded"].get<bool>() ? " (loaded: the paths at fault yield nothing)" : " (not loaded)") << "\n";
-    for (const json& fault : definition["faults"]) out << "  fault: " << fault.get<std::string>() << "\n";
-  }
-  if (!report["uncovered"].empty()) {
-    out << "\nKinds with pods and no definition (their pods get no queue label and no policy check):\n";
-    for (const json& kind : report["uncovered"]) {
-      std::string versions;
-      for (const json& version : kind["versions"]) versions += (versions.empty() ? "" : ", ") + version.get<std::string>();
-      out << "  " << kind["kind"].get<std::string>() << " (" << kind["group"].get<std::string>() << ", versions "
-          << versions << "; CRD " << kind["crd"].get<std::string>() << ")\n";
-      for (const json& place : kind["places"])
-        out << "    " << place["shape"].get<std::string>() << " at " << place["path"].get<std::string>() << "\n";
-      out << "    draft its Karta: " << kind["command"].get<std::string>() << "\n";
-    }
-  }
-  for (const json& workload : report["workloads"]) {
-    std::string name = workload["name"].get<std::string>();
-    if (!workload["namespace"].get<std::string>().empty()) name = workload["namespace"].get<std::string>() + "/" + name;
-    out << "\n" << workload["kind"].get<std::string>() << " " << name << " (" << workload["apiVersion"].get<std::string>()
-        << ")";
-    if (workload.contains("source")) out << "  " << workload["source"].get<std::string>();
-    out << "\n";
-    if (workload.contains("tenant")) {
-      out << "  tenant: " << tenant_display_name(workload["tenant"]) << "\n";
-    }
-    for (const json& violation : workload["violations"]) {
-      out << "  violation: " << violation.get<std::string>() << "\n";
-    }
-    const json& patch = workload["patch"];
-    if (patch["operations"].get<std::size_t>() > 0) {
-      out << "  patch: " << patch["operations"].get<std::size_t>() << " operations\n";
-      for (const json& operation : patch["set"]) out << "    " << operation_text(operation) << "\n";
-    }
-  }
-  std::vector<std::vector<std::string>> rows{
-      {"KIND", "APIVERSION", "NAMESPACE", "WORKLOADS", "SKIPPED", "VIOLATING", "VIOLATIONS", "PATCHED", "OPERATIONS"}};
-  auto numbers = [](const json& row) {
-    std::vector<std::string> cells;
-    for (const char* key : {"workloads", "skipped", "violating", "violations", "patched", "operations"}) {
-      cells.push_back(std::to_string(row[key].get<std::size_t>()));
-    }
-    return cells;
-  };
-  for (const json& row : report["summary"]) {
-    std::vector<std::string> cells{row["kind"].get<std::string>(), row["apiVersion"].get<std::string>(),
-                                   row["namespace"].get<std::string>()};
-    for (auto& cell : numbers(row)) cells.push_back(std::move(cell));
-    rows.push_back(std::move(cells));
-  }
-  std::vector<std::string> total{"total", "", ""};
-  for (auto& cell : numbers(report["totals"])) total.push_back(std::move(cell));
-  rows.push_back(std::move(total));
-  out << "\n" << render_columns(rows);
-  const json& totals = report["totals"];
-  std::size_t violating = totals["violating"].get<std::size_t>();
-  out << totals["workloads"].get<std::size_t>() << " workloads audited, " << violating
-      << " violate the label policy";
-  if (violating > 0) out << (report["enforced"].get<bool>() ? " (enforce: the webhook would deny them)" : " (audit: admitted with warnings)");
-  out << ", " << totals["patched"].get<std::size_t>() << " would be patched\n";
-  for (const json& unread : report["unchecked"]) {
-    std::string name = unread["name"].get<std::string>();
-    if (!unread["namespace"].get<std::string>().empty()) name = unread["namespace"].get<std::string>() + "/" + name;
-    out << "NOT CHECKED: " << unread["kind"].get<std::string>() << " " << name << " ("
-        << unread["apiVersion"].get<std::string>() << "): " << unread["why"].get<std::string>() << "\n";
-  }
-  if (!report["complete"].get<bool>()) {
-    bool unlisted = std::any_of(report["kinds"].begin(), report["kinds"].end(),
-                                [](const json& kind) { return kind.contains("error"); });
-    std::size_t unread = report["unchecked"].size();
-    out << "the audit is incomplete: " << (unlisted ? "a kind could not be listed" : "")
-        << (unlisted && unread > 0 ? ", and " : "")
-        << (unread == 0 ? "" : std::to_string(unread) + (unread == 1 ? " object was" : " objects were") + " not checked")
-        << "\n";
-  }
-  return out.str();
-}
-
 AuditCommand::AuditCommand(CLI::App& app) {
   command_ = app.add_subcommand("audit", "Report what the webhook would deny and patch in the workloads that exist");
   command_->footer(
       "Examples:\n  karta-webhook audit --kubeconfig ~/.kube/config --policy examples/policy.yaml\n"
       "  karta-webhook audit -f tests/corpus/samples --policy examples/policy.yaml --output json\n"
-      "Exits 1 when the label policy enforces and a workload violates it, 2 when the audit is incomplete (a kind\n"
-      "could not be listed, the cluster could not be reached, a manifest does not parse).");
+      "Exits 1 when a workload's label policy enforces and it violates it, 2 when the audit is incomplete (a kind\n"
+      "could not be listed, the labels of a namespace the policy reads are unknown, the cluster could not be\n"
+      "reached, a manifest does not parse). Each workload's tenant decides its own mode.");
   command_->add_option("--kubeconfig", kubeconfig_, "Audit the cluster of this kubeconfig's current context (default: $KUBECONFIG's files, else ~/.kube/config)")
       ->check(CLI::ExistingFile);
   command_->add_option("--context", context_, "The kubeconfig context to audit (default: its current-context)");

@@ -11,6 +11,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -43,9 +44,18 @@ struct AuditOptions {
 // The report (README.md, "Audit", documents it; scripts rely on it):
 // {"source": "...", "labelPolicy": "enforce|audit|off",
 //  "kinds": [{"apiVersion", "kind", "resource", "listed", "pages"} or {"apiVersion", "kind", "note"}],
+//  "tenants": [{"name", "labelPolicy": "enforce|audit|off|exempt"}] (with tenant rules only),
 //  "workloads": [{"apiVersion", "kind", "namespace", "name", "source" (files only),
+//                 "tenant" (with tenant rules: the rule's name, null for the global policy),
+//                 "labelPolicy" (the tenant's mode), "enforced" (the tenant's mode is enforce),
+//                 "admission": "denied|warned|allowed" (what /validate answers for the mutated object),
 //                 "violations": ["workload: label \"team\" missing", ...],
+//                 "drift": [{"key": "label:KEY", "value", "policy"}] (values the webhook wrote, per its
+//                          kWrittenAnnotation, that the policy now writes otherwise; only when some),
 //                 "patch": {"operations": N, "set": [RFC 6902 operations]}}],
+//  "notSent": [{"namespace", "workloads", "why"}] (what the shipped registrations never send),
+//  "unknownNamespaces": [names] (the policy needed their labels, unknown: the audit is incomplete),
+//  "drifted": N (workloads with drift),
 //  "summary": [{"apiVersion", "kind", "namespace", "workloads", "skipped", "violating", "violations",
 //               "patched", "operations"}],
 //  "totals": {"workloads", "skipped", "violating", "violations", "patched", "operations"},
@@ -55,12 +65,12 @@ struct AuditOptions {
 //  "uncovered": [{"crd", "group", "kind", "versions", "version", "places": [{"shape", "path"}], "command"}]
 //                (cluster only: each served CRD whose schema holds pods and that no definition covers,
 //                 generate/coverage.h),
-//  "enforced": bool,
+//  "enforced": bool (the global policy's mode is enforce; each workload's tenant decides its own),
 //  "unchecked": [{"apiVersion", "kind", "namespace", "name", "source" (files only), "why"}] (each object
 //               that could not be audited: nested deeper than the webhook reads; the rest is audited),
 //  "complete": bool (false when a kind could not be listed or an object was not checked)}
-// Workloads are listed only when they have a violation or a patch; every one audited is counted in the
-// summary. "skipped" counts objects owned by a controller whose kind has a definition.
+// Workloads are listed only when they have a violation, a denial or a patch; every one audited is
+// counted in the summary. Labels are checked on the object as mutated, as /validate sees it. "skipped" counts objects owned by a controller whose kind has a definition.
 class AuditReport {
  public:
   AuditReport(std::string source, std::shared_ptr<const AdmissionState> state);
@@ -77,10 +87,10 @@ class AuditReport {
   bool enforced() const;  // the label policy is on, in enforce mode
 
   json to_json() const;
-  // Exit status: 1 when the webhook would deny something that exists (the label policy enforces and a
-  // workload violates it, or definitionPolicy enforces and a Karta has faults), 2 when a kind could not
-  // be listed or an object could not be checked (the audit is incomplete), else 0. With tenant rules, a
-  // workload's own tenant's label policy decides. (run() also gives 2 when there is no report at all.)
+  // Exit status: 1 when the webhook would deny something that exists (a workload's tenant enforces and
+  // the workload, as mutated, violates it, or definitionPolicy enforces and a Karta has faults), 2 when a
+  // kind could not be listed, an object could not be checked or a namespace's labels the policy reads are
+  // unknown (the audit is incomplete), else 0. (run() also gives 2 when there is no report at all.)
   int exit_code() const;
 
  private:
@@ -92,8 +102,11 @@ class AuditReport {
   json workloads_ = json::array();
   std::map<std::string, json> summary_;  // by "apiVersion kind namespace"
   json unchecked_ = json::array();
+  std::map<std::string, json> not_sent_;  // by namespace: {"namespace", "workloads", "why"}
+  std::set<std::string> unknown_namespaces_;  // whose labels the policy needed and the audit did not know
   bool incomplete_ = false;
   bool denied_ = false;  // a workload the webhook would deny
+  std::size_t drifted_ = 0;  // workloads with a value the webhook wrote that the policy now writes otherwise
 };
 
 // Reads the cluster's Kartas and CustomResourceDefinitions and merges the Kartas over `state`'s catalog

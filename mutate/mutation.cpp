@@ -31,9 +31,11 @@ class Mutator {
   Mutator(JsonElement object, MutationOutcome& outcome) : patch_(object), outcome_(outcome) {}
 
   // `found`: what `map` reaches in the object, when the caller holds it (see JsonPatchBuilder::set_member).
-  void set(const JsonPointer& map, std::string_view key, std::string_view value, bool overwrite, Where where,
-           const std::optional<JsonElement>& found = std::nullopt) {
-    if (patch_.set_member(map, found, key, value, overwrite) == PatchChange::Blocked) block(where);
+  PatchChange set(const JsonPointer& map, std::string_view key, std::string_view value, bool overwrite, Where where,
+                  const std::optional<JsonElement>& found = std::nullopt) {
+    PatchChange change = patch_.set_member(map, found, key, value, overwrite);
+    if (change == PatchChange::Blocked) block(where);
+    return change;
   }
 
   // `values` (an array) must outlive the mutator: the patch may hold it rather than a copy.
@@ -48,14 +50,14 @@ class Mutator {
   }
   // The same for a value already checked: `error` is what label_value_error said of it. (The policy's
   // values without placeholders were checked when it was read, and the queue is checked once per workload.)
-  void label_checked(const JsonPointer& map, const std::string& key, const std::string& value,
-                     const std::string& error, bool overwrite, Where where,
-                     const std::optional<JsonElement>& found = std::nullopt) {
+  PatchChange label_checked(const JsonPointer& map, const std::string& key, const std::string& value,
+                            const std::string& error, bool overwrite, Where where,
+                            const std::optional<JsonElement>& found = std::nullopt) {
     if (!error.empty()) {
       outcome_.warnings.push_back(where.text() + ": label " + key + " skipped: value \"" + bounded_text(value) + "\" " + error);
-      return;
+      return PatchChange::Kept;
     }
-    set(map, key, value, overwrite, where, found);
+    return set(map, key, value, overwrite, where, found);
   }
 
   // The template being worked on: its containers are looked up from it.
@@ -101,7 +103,65 @@ bool unchanged(JsonElement object, JsonElement old_object, const PodTemplateLoca
   return true;
 }
 
+// The labels the webhook wrote on the workload itself: read from the object's annotation, and made anew by
+// this admission. On UPDATE, a listed label the request changes to a value that is not the policy's is the
+// user's now; one changed to the policy's value is the webhook's still (its own earlier patch, reinvoked).
+class Provenance {
+ public:
+  Provenance(const std::optional<JsonElement>& labels, const std::optional<JsonElement>& annotations,
+             const std::optional<JsonElement>& old_object)
+      : labels_(labels), annotations_(annotations) {
+    listed_ = written_entries(string_member(annotations, kWrittenAnnotation));
+    if (old_object) old_labels_ = object_member(member(*old_object, "metadata"), "labels");
+    updating_ = old_object.has_value();
+  }
+  static std::string label(std::string_view key) { return "label:" + std::string(key); }
+  // Whether the label `key` holds the webhook's value, to follow the policy's `value`.
+  bool follows(std::string_view key, std::string_view value) const {
+    if (listed_.count(label(key)) == 0) return false;
+    if (!updating_) return true;
+    const std::string now = string_member(labels_, key);
+    return now == value || now == string_member(old_labels_, key);
+  }
+  // What writing at `key` came to, the policy's value there being `value`: the webhook's value now when it
+  // wrote it, or when it was the webhook's and already is the policy's.
+  void record(std::string_view key, std::string_view value, PatchChange change) {
+    if (change == PatchChange::Added || change == PatchChange::Replaced ||
+        (change == PatchChange::Unchanged && follows(key, value))) {
+      written_.insert(label(key));
+    }
+  }
+  // The annotation's new value, when it changes.
+  std::optional<std::string> annotation_update() const {
+    std::string text;
+    for (const std::string& entry : written_) text += (text.empty() ? "" : ",") + entry;
+    auto current = annotations_ ? member(*annotations_, kWrittenAnnotation) : std::nullopt;
+    if (!current) return text.empty() ? std::nullopt : std::optional<std::string>(text);
+    auto current_text = string_of(*current);
+    if (current_text && *current_text == text) return std::nullopt;
+    return text;
+  }
+
+ private:
+  std::optional<JsonElement> labels_, annotations_, old_labels_;
+  bool updating_ = false;
+  std::set<std::string> listed_, written_;
+};
+
 }  // namespace
+
+std::set<std::string> written_entries(std::string_view annotation) {
+  std::set<std::string> entries;
+  annotation = annotation.substr(0, kMaxWrittenText);
+  while (!annotation.empty() && entries.size() < kMaxWrittenEntries) {
+    const std::size_t comma = annotation.find(',');
+    const std::string_view entry = annotation.substr(0, comma);
+    if (entry.starts_with("label:") && entry.size() > 6) entries.emplace(entry);  // other kinds: none written yet
+    if (comma == std::string_view::npos) break;
+    annotation.remove_prefix(comma + 1);
+  }
+  return entries;
+}
 
 MutationOutcome mutate_workload(const json& object, const CompiledDefinition& definition, const Policy& policy,
                                 const WorkloadContext& context) {
@@ -128,6 +188,7 @@ MutationOutcome mutate_workload(JsonElement object, const CompiledDefinition& de
   // A Pod's spec is immutable after creation: on UPDATE only its metadata may change.
   const bool update = context.operation == "UPDATE";
   const bool spec_mutable = !(kind.group.empty() && kind.kind == "Pod" && update);
+  Provenance provenance(labels_found, annotations_found, update ? context.old_object : std::nullopt);
 
   const SchedulingPolicy& scheduling = policy.scheduling;
   std::string queue, queue_error;
@@ -138,8 +199,11 @@ MutationOutcome mutate_workload(JsonElement object, const CompiledDefinition& de
     const std::string resolved = scheduling.resolved_queue(context.namespace_labels);
     queue = string_member(labels_found, scheduling.queue_label);
     bool replaced = false;
-    if (!queue.empty() && !resolved.empty() && scheduling.queues.enforcement == ChoiceEnforcement::Replace &&
-        !scheduling.queues.permits(queue, resolved)) {
+    if (!queue.empty() && !resolved.empty() && provenance.follows(scheduling.queue_label, resolved)) {
+      queue = resolved;  // the webhook's own value, not the user's: it follows the policy
+      replaced = true;
+    } else if (!queue.empty() && !resolved.empty() && scheduling.queues.enforcement == ChoiceEnforcement::Replace &&
+               !scheduling.queues.permits(queue, resolved)) {
       outcome.warnings.push_back(not_permitted_warning("queue", queue, context.tenant, scheduling.queues, resolved));
       queue = resolved;
       replaced = true;
@@ -147,7 +211,9 @@ MutationOutcome mutate_workload(JsonElement object, const CompiledDefinition& de
     if (queue.empty()) queue = resolved;
     queue_error = label_value_error(queue);
     if (!queue.empty()) {
-      mutator.label_checked(workload_labels, scheduling.queue_label, queue, queue_error, replaced, Where{}, labels_found);
+      provenance.record(scheduling.queue_label, resolved,  // judged against the policy's queue, not the user's
+                        mutator.label_checked(workload_labels, scheduling.queue_label, queue, queue_error, replaced,
+                                              Where{}, labels_found));
     }
   }
   // The priority class a pod template names (its pod spec's priorityClassName, or its priorityClassName
@@ -315,25 +381,32 @@ MutationOutcome mutate_workload(JsonElement object, const CompiledDefinition& de
   }
 
   if (!policy.gpu.workload_total_annotation.empty() && analysis.total_gpus > 0) {
+    // Always the workload's count, whoever wrote it: nothing for provenance to tell apart.
     mutator.set(workload_annotations, policy.gpu.workload_total_annotation, format_count(analysis.total_gpus), true,
                 Where{}, annotations_found);
   }
   // KAI Scheduler reads priority and topology on the top owner, which is the object admitted here (an
   // object owned by a kind with a definition is skipped before mutation): never on the pod templates.
+  // Each label the webhook wrote before (listed in kWrittenAnnotation) follows the policy: overwritten.
   if (!policy.priority.class_name.empty()) {
+    const std::string& class_name = policy.priority.class_name;
     const std::string own = string_member(labels_found, kPriorityClassLabel);
-    if (!own.empty() && replace_classes && !classes.permits(own, policy.priority.class_name)) {
-      outcome.warnings.push_back(not_permitted_warning("priority class", own, context.tenant, classes,
-                                                       policy.priority.class_name));
-      mutator.set(workload_labels, kPriorityClassLabel, policy.priority.class_name, true, Where{}, labels_found);
-    } else if (own.empty() && !template_names_class) {
-      mutator.label_checked(workload_labels, kPriorityClassLabel, policy.priority.class_name, no_error, false, Where{},
-                            labels_found);
+    const bool follows = provenance.follows(kPriorityClassLabel, class_name);
+    if (!own.empty() && replace_classes && !classes.permits(own, class_name)) {
+      outcome.warnings.push_back(not_permitted_warning("priority class", own, context.tenant, classes, class_name));
+      provenance.record(kPriorityClassLabel, class_name,
+                        mutator.set(workload_labels, kPriorityClassLabel, class_name, true, Where{}, labels_found));
+    } else if ((own.empty() || follows) && !template_names_class) {
+      provenance.record(kPriorityClassLabel, class_name,
+                        mutator.label_checked(workload_labels, kPriorityClassLabel, class_name, no_error, follows,
+                                              Where{}, labels_found));
     }
   }
-  if (!policy.preemption.preemptibility.empty()) {
-    mutator.label_checked(workload_labels, kPreemptibilityLabel, policy.preemption.preemptibility, no_error, false,
-                          Where{}, labels_found);
+  if (const std::string& preemptibility = policy.preemption.preemptibility; !preemptibility.empty()) {
+    provenance.record(kPreemptibilityLabel, preemptibility,
+                      mutator.label_checked(workload_labels, kPreemptibilityLabel, preemptibility, no_error,
+                                            provenance.follows(kPreemptibilityLabel, preemptibility), Where{},
+                                            labels_found));
   }
   if (!policy.preemption.delay.empty()) {
     mutator.set(workload_annotations, kPreemptionDelayAnnotation, policy.preemption.delay, false, Where{}, annotations_found);
@@ -372,6 +445,9 @@ MutationOutcome mutate_workload(JsonElement object, const CompiledDefinition& de
         mutator.set(workload_annotations, gang_key, std::to_string(*gang.min_member), false, Where{}, annotations_found);
       }
     }
+  }
+  if (auto written = provenance.annotation_update()) {
+    mutator.set(workload_annotations, kWrittenAnnotation, *written, true, Where{}, annotations_found);
   }
   outcome.patch = mutator.patch();
   return outcome;

@@ -4,6 +4,8 @@
 
 #include <map>
 #include <optional>
+#include <set>
+#include <string_view>
 #include <string>
 #include <vector>
 
@@ -30,6 +32,19 @@ struct WorkloadContext {
   // Who the policy is, for warnings: "tenant research", or "the global policy".
   std::string tenant = "the global policy";
 };
+
+// Provenance (README, "What the webhook wrote"): the annotation on the workload that lists the labels of
+// the workload itself that the webhook wrote (its queue, priorityClassName and preemptibility labels),
+// sorted and comma-separated, each "label:KEY" ("label:kai.scheduler/queue,label:priorityClassName";
+// other prefixes are reserved and ignored). A value listed there follows the policy on a later admission
+// (replaced when the policy's value changed); a value not listed is the user's and stays. Listing a key
+// only lets the webhook write the policy's own value there, so a forged entry takes nothing over. Only the
+// first kMaxWrittenEntries entries of the first kMaxWrittenText characters are read.
+inline constexpr const char* kWrittenAnnotation = "karta.run.ai/written";
+inline constexpr std::size_t kMaxWrittenText = 4096;
+inline constexpr std::size_t kMaxWrittenEntries = 64;
+// The entries of an annotation's value, bounded as above.
+std::set<std::string> written_entries(std::string_view annotation);
 
 struct MutationOutcome {
   JsonPatch patch;                    // RFC 6902 operations; empty when the object already conforms

@@ -130,7 +130,8 @@ TEST_CASE("an owned ReplicaSet, Job or Pod is neither patched nor denied; a bare
         json::parse(R"([{"op":"add","path":"/metadata/labels/kai.scheduler~1queue","value":"default-queue"},
                         {"op":"add","path":"/metadata/labels/platform.example.com~1managed","value":"true"},
                         {"op":"add","path":"/metadata/labels/platform.example.com~1role","value":"pod"},
-                        {"op":"add","path":"/spec/schedulerName","value":"kai-scheduler"}])"));
+                        {"op":"add","path":"/spec/schedulerName","value":"kai-scheduler"},
+                        {"op":"add","path":"/metadata/annotations","value":{"karta.run.ai/written":"label:kai.scheduler/queue"}}])"));
 }
 
 TEST_CASE("an UPDATE that leaves a Job's immutable template as it is gets no patch under /spec/template") {
@@ -161,7 +162,8 @@ TEST_CASE("an UPDATE that leaves a Job's immutable template as it is gets no pat
   json no_queue_updated = no_queue;
   no_queue_updated["spec"]["suspend"] = true;
   CHECK(test::decoded_patch(webhook.review("/mutate", update_review(no_queue_updated, no_queue))) ==
-        json::parse(R"([{"op":"add","path":"/metadata/labels/kai.scheduler~1queue","value":"default-queue"}])"));
+        json::parse(R"([{"op":"add","path":"/metadata/labels/kai.scheduler~1queue","value":"default-queue"},
+                        {"op":"add","path":"/metadata/annotations/karta.run.ai~1written","value":"label:kai.scheduler/queue"}])"));
 }
 
 TEST_CASE("a server-side dry run is mutated and validated exactly like the real request") {

@@ -53,6 +53,7 @@ json jobset_patch(const std::string& queue, json labels = json::object()) {
       {{"op", "add"}, {"path", "/metadata/labels"}, {"value", {{"kai.scheduler/queue", queue}}}},
       {{"op", "add"}, {"path", "/spec/replicatedJobs/0/template/spec/template/metadata"}, {"value", {{"labels", labels}}}},
       {{"op", "add"}, {"path", "/spec/replicatedJobs/1/template/spec/template/metadata"}, {"value", {{"labels", labels}}}},
+      {{"op", "add"}, {"path", "/metadata/annotations"}, {"value", {{"karta.run.ai/written", "label:kai.scheduler/queue"}}}},
   });
 }
 

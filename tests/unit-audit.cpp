@@ -180,6 +180,7 @@ json expected_workload(const WorkloadKind& kind, int i) {
   if (violations.empty() && set.empty()) return nullptr;
   return {{"apiVersion", kind.resource.api_version()}, {"kind", kind.resource.kind},
           {"namespace", s.namespace_name},             {"name", name_of(kind, i)},
+          {"labelPolicy", "enforce"}, {"enforced", true}, {"admission", violations.empty() ? "allowed" : "denied"},
           {"violations", violations},                  {"patch", {{"operations", set.size()}, {"set", set}}}};
 }
 
@@ -263,6 +264,7 @@ TEST_CASE("audit of a cluster reports every seeded violation and missing hint an
   for (const WorkloadKind& kind : cluster.kinds) {
     for (int i = 0; i < kPerKind; ++i) {
       Seed s = seed(i, kind.resource.kind == "Deployment");
+      if (s.namespace_name == "kube-system") continue;  // never sent to the webhook: not audited (notSent)
       json& row = rows[kind.resource.api_version() + " " + kind.resource.kind + " " + s.namespace_name];
       if (row.is_null()) {
         row = {{"apiVersion", kind.resource.api_version()}, {"kind", kind.resource.kind}, {"namespace", s.namespace_name},
@@ -291,11 +293,13 @@ TEST_CASE("audit of a cluster reports every seeded violation and missing hint an
   // Per kind: 12 with the team missing or invalid (one of them exempt), 4 missing the queue label, 3 the
   // scheduler, and for Deployments 3 the GPU toleration.
   CHECK(expected.size() == 5 * (11 + 4 + 3) + 3);
+  CHECK(document["notSent"] == json::parse(R"([{"namespace": "kube-system", "workloads": 5,
+    "why": "the webhooks' namespaceSelector excludes namespace kube-system"}])"));
 
   json summary = json::array();
   for (const auto& [key, row] : rows) summary.push_back(row);
   CHECK(document["summary"] == summary);
-  CHECK(document["totals"] == json{{"workloads", 300}, {"skipped", 20}, {"violating", 55}, {"violations", 55},
+  CHECK(document["totals"] == json{{"workloads", 295}, {"skipped", 20}, {"violating", 55}, {"violations", 55},
                                    {"patched", 38}, {"operations", 38}});
   CHECK(document["labelPolicy"] == "enforce");
   CHECK(document["enforced"] == true);
@@ -369,7 +373,7 @@ TEST_CASE("a kind the audit may not list is noted with the API server's message 
       "answered 403: rayclusters.ray.io is forbidden: User \"system:serviceaccount:karta-system:karta-webhook\" "
       "cannot list resource \"rayclusters\" in API group \"ray.io\" at the cluster scope"));
   CHECK(document["complete"] == false);
-  CHECK(document["totals"]["workloads"] == 4 * kPerKind);
+  CHECK(document["totals"]["workloads"] == 4 * (kPerKind - 1));  // each kind's 13th is in kube-system: not sent
   CHECK(report.exit_code() == 2);
 }
 
@@ -395,6 +399,7 @@ TEST_CASE("the text report lists each workload's violations and operations, then
   CHECK(tail == R"(
 JobSet web/jobset-03 (jobset.x-k8s.io/v1alpha2)
   violation: workload: label "team" missing
+  admission: denied (label policy enforce)
   patch: 1 operations
     add /metadata/labels/kai.scheduler~1queue "default-queue"
 
@@ -554,10 +559,11 @@ TEST_CASE("audit reads the cluster's Kartas as serve does: a kind only a cluster
   karta::AdmissionState with_trainer = *state;
   with_trainer.catalog.add(test::compile_definition(test::read_text(test::source_dir() / "tests/data/trainer-karta.yaml")));
   json expected = karta::AdmissionService::mutate(karta::request_for_object(trainer("t1")), with_trainer).decision.patch.value();
-  REQUIRE(expected.size() == 3);
+  REQUIRE(expected.size() == 4);  // the queue label, two template hints, and the queue label's provenance
   CHECK(document["workloads"] == json::array({{{"apiVersion", "acme.example.com/v1"}, {"kind", "Trainer"},
-                                               {"namespace", "ml"}, {"name", "t1"}, {"violations", json::array()},
-                                               {"patch", {{"operations", 3}, {"set", expected}}}}}));
+                                               {"namespace", "ml"}, {"name", "t1"}, {"labelPolicy", "enforce"},
+                                               {"enforced", true}, {"admission", "allowed"}, {"violations", json::array()},
+                                               {"patch", {{"operations", 4}, {"set", expected}}}}}));
   std::map<std::string, json> kinds;
   for (const json& kind : document["kinds"]) kinds[kind["kind"].get<std::string>()] = kind;
   CHECK(kinds["Karta"] == json{{"apiVersion", "run.ai/v1alpha1"}, {"kind", "Karta"}, {"resource", "kartas"},
@@ -612,8 +618,10 @@ TEST_CASE("audit reports each cluster Karta's faults, checked against the cluste
   CHECK(again["definitions"][0]["loaded"] == false);
   REQUIRE(again["workloads"].size() == 1);
   CHECK(again["workloads"][0]["patch"] ==
-        json{{"operations", 1},
-             {"set", {{{"op", "add"}, {"path", "/metadata/labels/kai.scheduler~1queue"}, {"value", "default-queue"}}}}});
+        json{{"operations", 2},
+             {"set", {{{"op", "add"}, {"path", "/metadata/labels/kai.scheduler~1queue"}, {"value", "default-queue"}},
+                      {{"op", "add"}, {"path", "/metadata/annotations"},
+                       {"value", {{"karta.run.ai/written", "label:kai.scheduler/queue"}}}}}}});
   CHECK(warned.exit_code() == 0);
   CHECK(karta::render_audit(again).find("\nKarta trainer-misspelt (loaded: the paths at fault yield nothing)\n") !=
         std::string::npos);

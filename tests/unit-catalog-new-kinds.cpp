@@ -158,7 +158,8 @@ TEST_CASE("a Volcano Job whose tasks have 2 and 4 replicas is 6 pods; its queue 
      "value": {"labels": {"kai.scheduler/queue": "research", "platform.example.com/managed": "true"}}},
     {"op": "add", "path": "/spec/tasks/1/template/spec/schedulerName", "value": "kai-scheduler"},
     {"op": "add", "path": "/spec/tasks/1/template/spec/tolerations", "value": [)" + toleration.dump() + R"(]},
-    {"op": "add", "path": "/spec/queue", "value": "research"}
+    {"op": "add", "path": "/spec/queue", "value": "research"},
+    {"op": "add", "path": "/metadata/annotations", "value": {"karta.run.ai/written": "label:kai.scheduler/queue"}}
   ])"));
   // No gang annotation: KAI Scheduler reads it on a batch Job and a JobSet only (gang.kinds' default).
 
@@ -167,7 +168,8 @@ TEST_CASE("a Volcano Job whose tasks have 2 and 4 replicas is 6 pods; its queue 
   const auto* volcano = test::builtin_catalog().find(karta::request_for_object(published).kind);
   REQUIRE(volcano != nullptr);
   CHECK(karta::mutate_workload(published, *volcano, policy).patch.value().back() ==
-        json::parse(R"({"op": "add", "path": "/metadata/annotations", "value": {"kai.scheduler/batch-min-member": "4"}})"));
+        json::parse(R"({"op": "add", "path": "/metadata/annotations",
+                          "value": {"kai.scheduler/batch-min-member": "4", "karta.run.ai/written": "label:kai.scheduler/queue"}})"));
 
   // A queue the object names is the user's: kept (Volcano's own webhook refuses a Job whose queue does not
   // exist, and an UPDATE that changes it), with a warning that it differs; a smaller minAvailable is the
@@ -198,7 +200,8 @@ TEST_CASE("a SparkApplication with 3 executor instances is 4 pods; its queue goe
     {"op": "add", "path": "/spec/driver/labels", "value": {"kai.scheduler/queue": "research", "platform.example.com/managed": "true"}},
     {"op": "add", "path": "/spec/driver/schedulerName", "value": "kai-scheduler"},
     {"op": "add", "path": "/spec/executor/labels", "value": {"kai.scheduler/queue": "research", "platform.example.com/managed": "true"}},
-    {"op": "add", "path": "/spec/executor/schedulerName", "value": "kai-scheduler"}
+    {"op": "add", "path": "/spec/executor/schedulerName", "value": "kai-scheduler"},
+    {"op": "add", "path": "/metadata/annotations", "value": {"karta.run.ai/written": "label:kai.scheduler/queue"}}
   ])"));
 
   // gpu {name, quantity} per pod: 1 GPU for the driver and 2 for each of 3 executors; another resource

@@ -161,7 +161,8 @@ preemption: {preemptibility: non-preemptible, delay: 10m}
 )");
   const json object = stored(state, demo());
   CHECK(object["metadata"]["labels"] == json{{"team", "vision"}, {"kai.scheduler/preemptibility", "non-preemptible"}});
-  CHECK(object["metadata"]["annotations"] == json{{"kai.scheduler/preemption-delay", "10m"}});
+  CHECK(object["metadata"]["annotations"] ==
+        json{{"kai.scheduler/preemption-delay", "10m"}, {"karta.run.ai/written", "label:kai.scheduler/preemptibility"}});
   CHECK(object["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["metadata"]["labels"] ==
         json{{"platform.example.com/managed", "user-set"}, {"kai.scheduler/node-pool", "a100-pool"}});
   CHECK(object["spec"]["replicatedJobs"][1]["template"]["spec"]["template"]["metadata"]["labels"] ==

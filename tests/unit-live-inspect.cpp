@@ -588,22 +588,24 @@ research    evil^[]0;pwned\a   JobSet   Running   leader^[]0;pwned\a(1), worker^
   CHECK(test::terminal_controls(audited) == "");
   CHECK(audited.substr(audited.find("\nJobSet ")) == R"(
 JobSet research/demo (jobset.x-k8s.io/v1alpha2)
-  patch: 3 operations
+  patch: 4 operations
     add /metadata/labels/kai.scheduler~1queue "default-queue"
     add /spec/replicatedJobs/0/template/spec/template/metadata/labels/kai.scheduler~1queue "default-queue"
     add /spec/replicatedJobs/1/template/spec/template/metadata {"labels":{"kai.scheduler/queue":"default-queue"}}
+    add /metadata/annotations {"karta.run.ai/written":"label:kai.scheduler/queue"}
 
 JobSet research/evil^[]0;pwned\a (jobset.x-k8s.io/v1alpha2)
-  patch: 3 operations
+  patch: 4 operations
     add /metadata/labels/kai.scheduler~1queue "default-queue"
     add /spec/replicatedJobs/0/template/spec/template/metadata/labels/kai.scheduler~1queue "default-queue"
     add /spec/replicatedJobs/1/template/spec/template/metadata {"labels":{"kai.scheduler/queue":"default-queue"}}
+    add /metadata/annotations {"karta.run.ai/written":"label:kai.scheduler/queue"}
 
 KIND    APIVERSION                NAMESPACE  WORKLOADS  SKIPPED  VIOLATING  VIOLATIONS  PATCHED  OPERATIONS
 Job     batch/v1                  research   0          4        0          0           0        0
-JobSet  jobset.x-k8s.io/v1alpha2  research   2          0        0          0           2        6
+JobSet  jobset.x-k8s.io/v1alpha2  research   2          0        0          0           2        8
 Pod     v1                        research   0          4        0          0           0        0
-total                                        2          8        0          0           2        6
+total                                        2          8        0          0           2        8
 2 workloads audited, 0 violate the label policy, 2 would be patched
 )");
   CHECK(report["workloads"][1]["name"] == "evil" + title);

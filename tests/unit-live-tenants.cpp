@@ -223,15 +223,18 @@ TEST_CASE("without tenant rules, inspect and list neither ask for namespaces nor
 // The demo JobSet as audit reports it with queue `queue`, under `tenant` (null: the global policy).
 json audited_demo(const json& tenant, const std::string& queue) {
   return {{"apiVersion", "jobset.x-k8s.io/v1alpha2"}, {"kind", "JobSet"}, {"name", "demo"}, {"namespace", "research"},
-          {"tenant", tenant}, {"violations", json::array()},
+          {"tenant", tenant}, {"labelPolicy", "off"}, {"enforced", false}, {"admission", "allowed"},
+          {"violations", json::array()},
           {"patch",
-           {{"operations", 3},
+           {{"operations", 4},
             {"set",
              {{{"op", "add"}, {"path", "/metadata/labels/kai.scheduler~1queue"}, {"value", queue}},
               {{"op", "add"}, {"path", "/spec/replicatedJobs/0/template/spec/template/metadata/labels/kai.scheduler~1queue"},
                {"value", queue}},
               {{"op", "add"}, {"path", "/spec/replicatedJobs/1/template/spec/template/metadata"},
-               {"value", {{"labels", {{"kai.scheduler/queue", queue}}}}}}}}}}};
+               {"value", {{"labels", {{"kai.scheduler/queue", queue}}}}}},
+              {{"op", "add"}, {"path", "/metadata/annotations"},
+               {"value", {{"karta.run.ai/written", "label:kai.scheduler/queue"}}}}}}}}};
 }
 
 TEST_CASE("audit reads the namespaces' labels in one LIST; when they are forbidden it says so once and audits with the global policy") {
@@ -240,8 +243,10 @@ TEST_CASE("audit reads the namespaces' labels in one LIST; when they are forbidd
     Cluster cluster("research", forbidden);
     test::CliRun audited = test::run_cli({"karta-webhook", "audit", "--kubeconfig", cluster.kubeconfig.string(), "--policy",
                                           cluster.policy.string(), "--namespace", "research", "--output", "json"});
-    CHECK(audited.code == 0);
+    // Without the labels the tenant rules read, the audit is incomplete (exit 2) and names the namespace.
+    CHECK(audited.code == (forbidden ? 2 : 0));
     json report = json::parse(audited.out);
+    CHECK(report["unknownNamespaces"] == (forbidden ? json::array({"research"}) : json::array()));
     REQUIRE(report["workloads"].size() == 1);
     CHECK(cluster.namespace_requests() == std::vector<std::string>{"/api/v1/namespaces?limit=100"});
     if (!forbidden) {

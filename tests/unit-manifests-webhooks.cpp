@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "admission/webhook_scope.h"
 #include "support/manifests_fixtures.h"
 
 namespace unit_manifests_webhooks {  // this file's names, apart from other tests' in a unity build
@@ -267,6 +268,11 @@ TEST_CASE("Every webhook skips kube-system, karta-system and namespaces that opt
     CHECK(expressions["kubernetes.io/metadata.name"] ==
           std::make_pair(std::string("NotIn"), std::set<std::string>{"kube-system", "karta-system"}));
     CHECK(expressions["karta.run.ai/webhook"] == std::make_pair(std::string("NotIn"), std::set<std::string>{"disabled"}));
+    // The list `audit` reports as "not sent" (admission/webhook_scope.h) is this one.
+    CHECK(std::set<std::string>(karta::kUnsentNamespaces.begin(), karta::kUnsentNamespaces.end()) ==
+          expressions["kubernetes.io/metadata.name"].second);
+    CHECK(std::string(karta::kOptOutLabel) == "karta.run.ai/webhook");
+    CHECK(std::set<std::string>{std::string(karta::kOptOutValue)} == expressions["karta.run.ai/webhook"].second);
   }
 }
 

@@ -206,7 +206,7 @@ json example_patch(const json& object) {
 const std::string kToleration = R"([{"effect":"NoSchedule","key":"nvidia.com/gpu","operator":"Exists"}])";
 
 // examples/policy.yaml's patch for the demo JobSet: queue, role labels, scheduler, GPU tolerations on both
-// templates, and the gang size and GPU total on the workload.
+// templates, and the GPU total and the provenance annotation (the queue label is the webhook's) on the workload.
 json nine_operations() {
   return json::parse(R"([
     {"op":"add","path":"/metadata/labels/kai.scheduler~1queue","value":"default-queue"},
@@ -220,7 +220,8 @@ json nine_operations() {
     {"op":"add","path":"/spec/replicatedJobs/1/template/spec/template/spec/schedulerName","value":"kai-scheduler"},
     {"op":"add","path":"/spec/replicatedJobs/1/template/spec/template/spec/tolerations","value":)" +
                      kToleration + R"(},
-    {"op":"add","path":"/metadata/annotations","value":{"platform.example.com/gpu-total":"12"}}
+    {"op":"add","path":"/metadata/annotations","value":{"karta.run.ai/written":"label:kai.scheduler/queue",
+      "platform.example.com/gpu-total":"12"}}
   ])");
 }
 
@@ -246,8 +247,8 @@ TEST_CASE("GPUs written in a form Kubernetes refuses count as none: no GPU toler
   json expected = nine_operations();
   expected.erase(7);
   expected.erase(4);
-  expected.erase(6);  // the annotations held only the GPU total
-  REQUIRE(expected.size() == 6);
+  expected[6]["value"].erase("platform.example.com/gpu-total");  // the provenance of the queue label stays
+  REQUIRE(expected.size() == 7);
   for (const char* spelling : {"0x4", " 4", "4 ", "4 GPUs", "1e", "0", "Ki"}) {
     CAPTURE(spelling);
     CHECK(example_patch(demo_with_gpus(spelling)) == expected);

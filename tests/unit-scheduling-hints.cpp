@@ -79,7 +79,8 @@ TEST_CASE("the demo JobSet with a CPU-only role gets scheduler, queue, role labe
     {"op":"add","path":"/spec/replicatedJobs/2/template/spec/template/metadata","value":{"labels":{
       "kai.scheduler/queue":"default-queue","platform.example.com/managed":"true","platform.example.com/role":"coordinator"}}},
     {"op":"add","path":"/spec/replicatedJobs/2/template/spec/template/spec/schedulerName","value":"kai-scheduler"},
-    {"op":"add","path":"/metadata/annotations","value":{"platform.example.com/gpu-total":"12"}}
+    {"op":"add","path":"/metadata/annotations","value":{"karta.run.ai/written":"label:kai.scheduler/queue",
+      "platform.example.com/gpu-total":"12"}}
   ])"));
   CHECK(outcome.total_gpus == 12);  // leader 1 x 4 + worker 2 x 4; the coordinator asks for none
   CHECK(outcome.warnings.empty());

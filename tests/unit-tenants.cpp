@@ -92,6 +92,8 @@ json jobset_patch(const std::string& queue, const json& extra_labels = json::obj
       {{"op", "add"}, {"path", "/metadata/labels"}, {"value", {{"kai.scheduler/queue", queue}}}},
       {{"op", "add"}, {"path", "/spec/replicatedJobs/0/template/spec/template/metadata"}, {"value", {{"labels", labels}}}},
       {{"op", "add"}, {"path", "/spec/replicatedJobs/1/template/spec/template/metadata"}, {"value", {{"labels", labels}}}},
+      // The workload's queue label is the webhook's: it follows the policy (README, karta.run.ai/written).
+      {{"op", "add"}, {"path", "/metadata/annotations"}, {"value", {{"karta.run.ai/written", "label:kai.scheduler/queue"}}}},
   });
 }
 
@@ -176,7 +178,8 @@ TEST_CASE("a workload that names its queue keeps it, in a namespace with a queue
     json expected = jobset_patch("own-q", std::string(namespace_name) == "serving-eu"
                                               ? json{{"platform.example.com/tier", "production"}}
                                               : json::object());
-    expected.erase(0);  // the workload's own label is there already
+    expected.erase(3);  // the workload's own label is there already, and the user's: not listed as written
+    expected.erase(0);
     CHECK(patch == expected);
   }
 }
@@ -227,7 +230,8 @@ topology:
         {"value",
          {{"kai.scheduler/topology", "cluster-topology"},
           {"kai.scheduler/topology-preferred-placement", "cloud.provider.com/topology-rack"},
-          {"kai.scheduler/topology-required-placement", "cloud.provider.com/topology-block"}}}}});
+          {"kai.scheduler/topology-required-placement", "cloud.provider.com/topology-block"},
+          {"karta.run.ai/written", "label:priorityClassName"}}}}});
   CHECK(patch_of(mutate(state, sample("jobset-1.yaml"))) == expected);
   CHECK(patch_of(mutate(state, sample("pytorchjob-1.yaml"))) == expected);
 
@@ -253,7 +257,9 @@ tenants:
 )");
   CHECK(patch_of(mutate(state, sample("jobset-1.yaml", "research-vision"))) ==
         json::array({{{"op", "add"}, {"path", "/metadata/labels"}, {"value", {{"priorityClassName", "train"}}}},
-                     {{"op", "add"}, {"path", "/metadata/annotations"}, {"value", {{"kai.scheduler/topology", "cluster-topology"}}}}}));
+                     {{"op", "add"},
+                      {"path", "/metadata/annotations"},
+                      {"value", {{"kai.scheduler/topology", "cluster-topology"}, {"karta.run.ai/written", "label:priorityClassName"}}}}}));
   CHECK(patch_of(mutate(state, sample("jobset-1.yaml", "serving"))) == json::array());
 }
 
@@ -428,7 +434,8 @@ TEST_CASE("README's worked example: examples/tenants-policy.yaml gives each name
                          {"path", "/metadata/annotations"},
                          {"value",
                           {{"kai.scheduler/topology", "cluster-topology"},
-                           {"kai.scheduler/topology-preferred-placement", "cloud.provider.com/topology-rack"}}}});
+                           {"kai.scheduler/topology-preferred-placement", "cloud.provider.com/topology-rack"},
+                           {"karta.run.ai/written", "label:kai.scheduler/queue,label:priorityClassName"}}}});
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -455,7 +462,7 @@ TEST_CASE("mutate --namespaces reads the labels from the file and names the tena
                             files.namespaces});
   REQUIRE(run.code == 0);
   CHECK(run.out.substr(0, run.out.find('[')) ==
-        "# " + files.manifest + "#0: jobset.x-k8s.io/v1alpha2 JobSet serving/paralleljobs: 3 patch operations\n"
+        "# " + files.manifest + "#0: jobset.x-k8s.io/v1alpha2 JobSet serving/paralleljobs: 4 patch operations\n"
         "# tenant: production\n");
   CHECK(printed_patch(run.out) == jobset_patch("production-q", {{"platform.example.com/tier", "production"}}));
 }

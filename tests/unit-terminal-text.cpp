@@ -166,14 +166,16 @@ total                              3                  12   0    0
   CHECK(audited.out == "audit of files " + manifest + " (label policy: enforce)\n" + R"(
 JobSet research/demo\u009b (jobset.x-k8s.io/v1alpha2)  )" + manifest + R"(#0
   violation: workload: label "team" value "vision^[[2J" may contain only alphanumerics, '-', '_' and '.'
-  patch: 3 operations
+  admission: denied (label policy enforce)
+  patch: 4 operations
     add /metadata/labels/kai.scheduler~1queue "default-queue"
     add /spec/replicatedJobs/0/template/spec/template/metadata/labels/kai.scheduler~1queue "default-queue"
     add /spec/replicatedJobs/1/template/spec/template/metadata {"labels":{"kai.scheduler/queue":"default-queue"}}
+    add /metadata/annotations {"karta.run.ai/written":"label:kai.scheduler/queue"}
 
 KIND    APIVERSION                NAMESPACE  WORKLOADS  SKIPPED  VIOLATING  VIOLATIONS  PATCHED  OPERATIONS
-JobSet  jobset.x-k8s.io/v1alpha2  research   1          0        1          1           1        3
-total                                        1          0        1          1           1        3
+JobSet  jobset.x-k8s.io/v1alpha2  research   1          0        1          1           1        4
+total                                        1          0        1          1           1        4
 1 workloads audited, 1 violate the label policy (enforce: the webhook would deny them), 1 would be patched
 )");
   CHECK(test::terminal_controls(audited.out) == "");

@@ -55,7 +55,8 @@ TEST_CASE("a Milvus with the operator's defaults gets the queue and the managed 
   CHECK(outcome.patch.value() == json::parse(R"([
     {"op": "add", "path": "/metadata/labels", "value": {"kai.scheduler/queue": "default-queue"}},
     {"op": "add", "path": "/spec", "value": {"components": {"podLabels": {
-      "platform.example.com/managed": "true", "kai.scheduler/queue": "default-queue"}}}}
+      "platform.example.com/managed": "true", "kai.scheduler/queue": "default-queue"}}}},
+    {"op": "add", "path": "/metadata/annotations", "value": {"karta.run.ai/written": "label:kai.scheduler/queue"}}
   ])"));
   json patched = test::kubectl_apply(object, outcome.patch.value());
   CHECK(patched["spec"] == json::parse(R"({"components": {"podLabels": {
