@@ -113,13 +113,17 @@ bool subset(const std::vector<std::string>& small, const std::vector<std::string
                      [&](const std::string& v) { return std::find(large.begin(), large.end(), v) != large.end(); });
 }
 
+// Whether the two lists hold a value in common.
+bool shares_value(const std::vector<std::string>& a, const std::vector<std::string>& b) {
+  return std::any_of(a.begin(), a.end(),
+                     [&](const std::string& v) { return std::find(b.begin(), b.end(), v) != b.end(); });
+}
+
 // Whether every label set that meets `a` meets `b` (both on the same key): decided conservatively, so
 // that "no" may be wrong but "yes" never is.
 bool implies(const NamespaceRequirement& a, const NamespaceRequirement& b) {
   if (a.key != b.key) return false;
-  const bool disjoint = std::none_of(a.values.begin(), a.values.end(), [&](const std::string& v) {
-    return std::find(b.values.begin(), b.values.end(), v) != b.values.end();
-  });
+  const bool disjoint = !shares_value(a.values, b.values);
   switch (a.op) {
     case Operator::In:
       return (b.op == Operator::In && subset(a.values, b.values)) || b.op == Operator::Exists ||
@@ -209,9 +213,7 @@ bool names_disjoint(const TenantRule& a, const TenantRule& b) {
 // Whether no label set meets both requirements (on the same key).
 bool contradicts(const NamespaceRequirement& a, const NamespaceRequirement& b) {
   if (a.key != b.key) return false;
-  const bool shared = std::any_of(a.values.begin(), a.values.end(), [&](const std::string& v) {
-    return std::find(b.values.begin(), b.values.end(), v) != b.values.end();
-  });
+  const bool shared = shares_value(a.values, b.values);
   switch (a.op) {
     case Operator::In:
       return (b.op == Operator::In && !shared) || b.op == Operator::DoesNotExist ||
