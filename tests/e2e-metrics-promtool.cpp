@@ -20,15 +20,6 @@ using karta::json;
 
 namespace {
 
-// The line of `name` (no labels) in a scrape, without the name: its value; "" when it is not there.
-std::string sample(const std::string& scrape, const std::string& name) {
-  std::istringstream in(scrape);
-  for (std::string line; std::getline(in, line);) {
-    if (line.starts_with(name + " ")) return line.substr(name.size() + 1);
-  }
-  return "";
-}
-
 // notAfter of a PEM certificate in seconds since the epoch, as openssl and date(1) read it.
 std::string not_after_of(const std::filesystem::path& certificate) {
   int code = 0;
@@ -81,7 +72,7 @@ TEST_CASE("a live scrape of /metrics after admissions of every outcome passes pr
 TEST_CASE("the serving certificate's notAfter is a gauge in Unix seconds, updated when the certificate is reloaded") {
   test::RunningWebhook hook;
   const std::string name = "karta_serving_certificate_expiration_timestamp_seconds";
-  CHECK(sample(scrape(hook), name) == not_after_of(hook.certificates.certificate));
+  CHECK(test::metric_sample(scrape(hook), name) == not_after_of(hook.certificates.certificate));
 
   // A certificate valid for 30 days (the first is valid for 2), signed by the same CA, written over the
   // served pair as a Secret volume's update would: key and certificate each renamed into place.
@@ -97,20 +88,20 @@ TEST_CASE("the serving certificate's notAfter is a gauge in Unix seconds, update
   REQUIRE(expected != not_after_of(hook.certificates.certificate));
   std::filesystem::rename(dir / "new.key", hook.certificates.key);
   std::filesystem::rename(dir / "new.crt", hook.certificates.certificate);
-  CHECK(test::eventually([&] { return sample(scrape(hook), name) == expected; }, std::chrono::seconds(10 * test::kSlowdown)));
-  CHECK(sample(scrape(hook), name) == expected);
-  CHECK(sample(scrape(hook), "karta_reloads_total{source=\"certificate\"}") == "1");
+  CHECK(test::eventually([&] { return test::metric_sample(scrape(hook), name) == expected; }, std::chrono::seconds(10 * test::kSlowdown)));
+  CHECK(test::metric_sample(scrape(hook), name) == expected);
+  CHECK(test::metric_sample(scrape(hook), "karta_reloads_total{source=\"certificate\"}") == "1");
 }
 
 TEST_CASE("karta_last_reload_successful is 0 while a broken policy keeps the previous one served, 1 once it loads") {
   test::RunningWebhook hook;
-  CHECK(sample(scrape(hook), "karta_last_reload_successful") == "1");
+  CHECK(test::metric_sample(scrape(hook), "karta_last_reload_successful") == "1");
   const auto policy = hook.dir.path / "policy.yaml";
   std::ofstream(policy) << "podTemplates: {labels: {\"bad key!\": x}}\n";
-  CHECK(test::eventually([&] { return sample(scrape(hook), "karta_last_reload_successful") == "0"; },
+  CHECK(test::eventually([&] { return test::metric_sample(scrape(hook), "karta_last_reload_successful") == "0"; },
                          std::chrono::seconds(10 * test::kSlowdown)));
   std::ofstream(policy) << "podTemplates: {labels: {platform.example.com/managed: \"true\"}}\n";
-  CHECK(test::eventually([&] { return sample(scrape(hook), "karta_last_reload_successful") == "1"; },
+  CHECK(test::eventually([&] { return test::metric_sample(scrape(hook), "karta_last_reload_successful") == "1"; },
                          std::chrono::seconds(10 * test::kSlowdown)));
 }
 

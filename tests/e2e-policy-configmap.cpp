@@ -43,14 +43,6 @@ json denied(int code, const std::string& message) {
   return {{"uid", "cm-1"}, {"allowed", false}, {"status", {{"code", code}, {"message", message}, {"reason", "Invalid"}}}};
 }
 
-// The value of one sample line on /metrics ("" when absent).
-std::string sample(const std::string& metrics, const std::string& series) {
-  const auto at = metrics.find("\n" + series + " ");
-  if (at == std::string::npos) return "";
-  const auto start = at + series.size() + 2;
-  return metrics.substr(start, metrics.find('\n', start) - start);
-}
-
 std::string sha256_prefix(const std::filesystem::path& file) {
   return test::run_command("sha256sum '" + file.string() + "' | cut -c1-16 | tr -d '\\n'");
 }
@@ -112,22 +104,22 @@ TEST_CASE("a policy reload is counted under source=\"policy\", and karta_policy_
   const std::string first = sha256_prefix(file);
   REQUIRE(first.size() == 16);
   auto metrics = [&] { return client.request("GET", "/metrics").body; };
-  CHECK(sample(metrics(), "karta_policy_info{digest=\"" + first + "\"}") == "1");
+  CHECK(test::metric_sample(metrics(), "karta_policy_info{digest=\"" + first + "\"}") == "1");
 
   std::ofstream(file) << "scheduling: {schedulerName: kai-scheduler}\n";
   const std::string second = sha256_prefix(file);
-  CHECK(test::eventually([&] { return sample(metrics(), "karta_reloads_total{source=\"policy\"}") == "1"; }, 10s));
+  CHECK(test::eventually([&] { return test::metric_sample(metrics(), "karta_reloads_total{source=\"policy\"}") == "1"; }, 10s));
   const std::string after = metrics();
-  CHECK(sample(after, "karta_policy_info{digest=\"" + second + "\"}") == "1");
+  CHECK(test::metric_sample(after, "karta_policy_info{digest=\"" + second + "\"}") == "1");
   CHECK(after.find("karta_policy_info{digest=\"" + first + "\"}") == std::string::npos);
   CHECK(after.find("karta_reloads_total{source=\"definitions\"}") == std::string::npos);
 
   // A policy that does not load: counted as the policy's error; the last good one keeps serving, and says so.
   std::ofstream(file) << "scheduling: {schedulerNme: kai-scheduler}\n";
-  CHECK(test::eventually([&] { return sample(metrics(), "karta_reload_errors_total{source=\"policy\"}") == "1"; }, 10s));
+  CHECK(test::eventually([&] { return test::metric_sample(metrics(), "karta_reload_errors_total{source=\"policy\"}") == "1"; }, 10s));
   const std::string broken = metrics();
-  CHECK(sample(broken, "karta_policy_info{digest=\"" + second + "\"}") == "1");
-  CHECK(sample(broken, "karta_last_reload_successful") == "0");
+  CHECK(test::metric_sample(broken, "karta_policy_info{digest=\"" + second + "\"}") == "1");
+  CHECK(test::metric_sample(broken, "karta_last_reload_successful") == "0");
   CHECK(broken.find("karta_reload_errors_total{source=\"definitions\"}") == std::string::npos);
 }
 

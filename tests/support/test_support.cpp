@@ -68,6 +68,14 @@ CliRun run_cli(std::vector<std::string> args) {
   return {code, out.str(), err.str()};
 }
 
+std::string metric_sample(const std::string& scrape, const std::string& series) {
+  std::istringstream in(scrape);
+  for (std::string line; std::getline(in, line);) {
+    if (line.starts_with(series + " ")) return line.substr(series.size() + 1);
+  }
+  return "";
+}
+
 std::string run_command(const std::string& command, int* exit_code) {
   std::string output;
   FILE* pipe = popen((command + " 2>&1").c_str(), "r");

@@ -60,6 +60,9 @@ json admission_review(const json& object, const std::string& operation = "CREATE
 json decoded_patch(const json& review);
 
 std::string run_command(const std::string& command, int* exit_code = nullptr);
+// The value of the sample `series` (a metric's name and its labels, as rendered) in a /metrics scrape; ""
+// when it is not there.
+std::string metric_sample(const std::string& scrape, const std::string& series);
 
 // The command line run in this process, as `karta-webhook ARGS...` would run (args[0] is the program's
 // name): its exit code and what it printed on each stream.
