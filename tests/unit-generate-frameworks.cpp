@@ -276,6 +276,24 @@ TEST_CASE("the Notebook draft puts no labels in a template metadata the CRD does
              "PodTemplateSpec whose schema declares no `metadata.labels`: the API server would prune the labels and "
              "annotations podTemplateSpecPath gives its pods (a structural schema keeps declared fields only); use "
              "podSpecPath `.spec.template.spec` with a metadataPath the schema declares"});
+  // A metadataPath that names an object the schema declares without `labels` is refused the same way (it
+  // passed validate before issue 61); one the schema does not declare at all is a missing field; the
+  // object's own metadata holds labels.
+  const std::string with_spec = "podSpecPath: .spec.template.spec";
+  auto with_metadata = [&](const std::string& metadata_path) {
+    std::string changed = draft;
+    changed.replace(changed.find(with_spec), with_spec.size(), with_spec + "\n          metadataPath: " + metadata_path);
+    return validated(changed)[0];
+  };
+  CHECK(with_metadata(".spec.template") ==
+        json{"spec.structureDefinition.childComponents[0].specDefinition.metadataPath: `.spec.template` is an object "
+             "whose schema declares no `labels`: the API server would prune the labels and annotations metadataPath "
+             "gives its pods (a structural schema keeps declared fields only); name an object whose schema declares "
+             "`labels`"});
+  CHECK(with_metadata(".spec.template.metadata") ==
+        json{"spec.structureDefinition.childComponents[0].specDefinition.metadataPath: `.spec.template.metadata` is "
+             "not in Notebook's schema at `.spec.template`; `metadata` exists at `.metadata`"});
+  CHECK(with_metadata(".metadata") == json::array());
 }
 
 TEST_CASE("a suspend boolean is found by what it does: a Rollout-like `.spec.paused`, or a description that says so") {

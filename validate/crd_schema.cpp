@@ -13,6 +13,7 @@ namespace karta {
 namespace crd_schema_checking {
 
 using crd_schema_nodes::describe;
+using crd_schema_nodes::flag;
 using crd_schema_nodes::is_opaque_object;
 using crd_schema_nodes::is_pod_spec;
 using crd_schema_nodes::is_pod_template;
@@ -62,8 +63,15 @@ void Checker::check_shape(const Place& place, ExpectedShape expected, std::strin
     }
     case ExpectedShape::ObjectWithLabels:
       if (scalar_or_list)
-        add(true,
-            here + " is " + describe(type) + ", but " + field + " needs an object with `labels` and `annotations`");
+        return add(true, here + " is " + describe(type) + ", but " + field +
+                             " needs an object with `labels` and `annotations`");
+      // A structural schema keeps declared fields only: labels written where none is declared are pruned.
+      if (type == "object" && !flag(node, "x-kubernetes-preserve-unknown-fields") &&
+          property(node, "labels") == nullptr) {
+        return add(true, here + " is an object whose schema declares no `labels`: the API server would prune the "
+                               "labels and annotations " + field + " gives its pods (a structural schema keeps "
+                               "declared fields only); name an object whose schema declares `labels`");
+      }
       return;
     case ExpectedShape::StringMap: {
       const std::string needs = ", but " + field + " needs a map of strings";
