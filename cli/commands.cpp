@@ -73,15 +73,20 @@ void add_crds_option(CLI::App& command, CommonOptions& options) {
 // without a conversion webhook only apiVersion changes), so offline it is found as that version.
 void add_equivalent_versions(Catalog& catalog, const CrdSchemaSet& crds) {
   for (const auto& [served, schema] : crds.entries()) {
-    if (catalog.find(served) != nullptr || !schema->schema.is_object()) continue;
+    const CompiledDefinition* found = catalog.find(served);
+    if ((found != nullptr && found->root_kind() == served) || !schema->schema.is_object()) continue;
+    bool equivalent = false;
     for (const auto& [other, other_schema] : crds.entries()) {
       if (other.group != served.group || other.kind != served.kind || other.version == served.version) continue;
       const CompiledDefinition* definition = catalog.find(other);
       if (definition != nullptr && definition->root_kind() == other && other_schema->schema == schema->schema) {
         catalog.add_equivalent(served, other);
+        equivalent = true;
         break;
       }
     }
+    // A definition's equivalentVersions are the published CRD's; the CRDs given, those of the cluster, decide.
+    if (!equivalent && found != nullptr) catalog.remove_equivalent(served);
   }
 }
 

@@ -14,6 +14,13 @@ void Catalog::add(std::shared_ptr<const CompiledDefinition> definition) {
   // but `map[key(x)] = std::move(x)` reads a moved-from x when the assignment takes its argument by value
   // (json's does; cli/live_inspect.cpp lost every cluster Karta but one that way).
   std::string key(lookup_key(definition->root_kind()));
+  // The versions it declares equivalent replace those of the definition it replaces.
+  std::erase_if(equivalents_, [&](const auto& entry) { return entry.second == key; });
+  GroupVersionKind served = definition->root_kind();
+  for (const std::string& version : definition->definition().equivalent_versions) {
+    served.version = version;
+    equivalents_[lookup_key(served)] = key;
+  }
   by_kind_[std::move(key)] = std::move(definition);
 }
 
@@ -28,6 +35,8 @@ void Catalog::add_equivalent(const GroupVersionKind& served, const GroupVersionK
   std::string key(lookup_key(served));
   equivalents_[std::move(key)] = lookup_key(defined);
 }
+
+void Catalog::remove_equivalent(const GroupVersionKind& served) { equivalents_.erase(lookup_key(served)); }
 
 Catalog::Entry Catalog::find_entry(const GroupVersionKind& kind) const {
   auto it = by_kind_.find(lookup_key(kind));

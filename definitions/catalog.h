@@ -35,9 +35,11 @@ class Catalog {
 
   // A served version of a defined kind whose schema is the defined version's (a CustomResourceDefinition
   // serving v1beta1 as v1, with no conversion): found as the definition of `defined`, as the API server's
-  // matchPolicy: Equivalent sends such an object to the webhook in the defined version. Offline only
-  // (with --crds); a lookup of `served` gives the definition and the key of `defined`.
+  // matchPolicy: Equivalent sends such an object to the webhook in the defined version. A definition's
+  // `equivalentVersions` (its extensions annotation) are added with it; offline, --crds adds the rest. A
+  // lookup of `served` gives the definition and the key of `defined`; a definition of `served` itself wins.
   void add_equivalent(const GroupVersionKind& served, const GroupVersionKind& defined);
+  void remove_equivalent(const GroupVersionKind& served);
 
   std::size_t size() const { return by_kind_.size(); }
   // Every definition, ordered by kind.

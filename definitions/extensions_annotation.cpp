@@ -3,13 +3,45 @@
 // The annotation's value is YAML text inside the object, so it is parsed here, not by the API server:
 // its faults name the annotation and the place inside it.
 
+#include <algorithm>
+#include <regex>
 #include <string>
 #include <utility>
 
 #include "definitions/object_reader.h"
 #include "json/documents.h"
+#include "k8s/terminal_text.h"
 
 namespace karta::definition_reading {
+
+namespace {
+
+// `equivalentVersions`: a list of Kubernetes version names, none the root's own, none twice.
+void read_equivalent_versions(ObjectReader& top, KartaDefinition& d) {
+  const json* list = top.array("equivalentVersions");
+  if (list == nullptr) return;
+  static const std::regex version_name("v[1-9][0-9]{0,8}((alpha|beta)[1-9][0-9]{0,8})?");
+  for (std::size_t i = 0; i < list->size(); ++i) {
+    const json& item = (*list)[i];
+    const std::string at = index_field(top.field("equivalentVersions"), i);
+    if (!item.is_string() || !std::regex_match(item.get_ref<const std::string&>(), version_name)) {
+      top.fault(at, "must be a Kubernetes version name (v1, v1beta1, v2alpha3), not " +
+                        (item.is_string() ? "`" + bounded_text(item.get<std::string>(), 64) + "`" : std::string(item.type_name())));
+      continue;
+    }
+    const std::string version = item.get<std::string>();
+    if (d.root.kind && version == d.root.kind->version) {
+      top.fault(at, "is the root kind's own version, " + version);
+    } else if (std::find(d.equivalent_versions.begin(), d.equivalent_versions.end(), version) !=
+               d.equivalent_versions.end()) {
+      top.fault(at, "names " + version + " twice");
+    } else {
+      d.equivalent_versions.push_back(version);
+    }
+  }
+}
+
+}  // namespace
 
 // The extensions annotation: YAML text naming the workload's shared pod-label map, and components with
 // the fields of ours they have.
@@ -40,7 +72,9 @@ void read_extensions(const json& metadata, KartaDefinition& d, std::vector<Defin
   d.workload_pod_labels = top.jq("workloadPodLabelsPath");
   d.queue_path = top.jq("queuePath");
   d.gang_min_member = top.jq("gangMinMemberPath");
-  const json* components = top.object("components", !d.workload_pod_labels && !d.queue_path && !d.gang_min_member);
+  read_equivalent_versions(top, d);
+  const json* components = top.object("components", !d.workload_pod_labels && !d.queue_path &&
+                                                         !d.gang_min_member && d.equivalent_versions.empty());
   if (components == nullptr) return;
   for (const auto& [name, fields] : components->items()) {
     std::string at = where + ".components." + name;

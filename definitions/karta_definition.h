@@ -193,6 +193,10 @@ struct KartaDefinition {
   // uses (Volcano's .spec.minAvailable), which the gang annotation then carries instead of the pod count.
   std::optional<JqField> queue_path;
   std::optional<JqField> gang_min_member;
+  // karta-webhook's extension (`equivalentVersions`): versions the kind's CRD serves with the root
+  // version's schema (Kubeflow's Notebook: v1beta1 and v1alpha1 beside v1). An object in one of them is
+  // read with this definition, as the webhook's matchPolicy: Equivalent has the API server send it.
+  std::vector<std::string> equivalent_versions;
 
   // The root's kind; the parser guarantees it is set.
   const GroupVersionKind& root_kind() const { return *root.kind; }

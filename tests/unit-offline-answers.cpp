@@ -5,8 +5,12 @@
 #include <doctest/doctest.h>
 
 #include <fstream>
+#include <map>
+#include <sstream>
 
 #include "support/test_support.h"
+#include "validate/crd_schema_set.h"
+#include "validate/definition_validation.h"
 
 namespace unit_offline_answers {  // this file's names, apart from other tests' in a unity build
 
@@ -62,6 +66,14 @@ test::CliRun mutate_notebook(const std::string& version, std::vector<std::string
 
 std::string after_header(const std::string& out) { return out.substr(out.find('\n') + 1); }
 
+std::string file_text(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  REQUIRE_MESSAGE(in.good(), path.string());
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
 }  // namespace
 
 TEST_CASE("mutate --crds patches a Notebook in v1beta1 or v1alpha1 as v1, whose schema they share; without, not") {
@@ -75,11 +87,82 @@ TEST_CASE("mutate --crds patches a Notebook in v1beta1 or v1alpha1 as v1, whose 
     CHECK(equivalent.code == 0);
     CHECK(equivalent.err == "");
     CHECK(after_header(equivalent.out) == after_header(v1.out));
+    // Without --crds too: the catalog's Notebook definition names them its equivalentVersions (before,
+    // "not mutated (no-definition)").
     const test::CliRun alone = mutate_notebook(version, {});
     CHECK(alone.code == 0);
-    CHECK(alone.out == "# notebook.json#0: kubeflow.org/" + std::string(version) +
-                           " Notebook notebook-sample-v1: not mutated (no-definition)\n");
+    CHECK(alone.err == "");
+    CHECK(alone.out == equivalent.out);
   }
+}
+
+TEST_CASE("each built-in definition's equivalentVersions are exactly the served versions its corpus CRD gives the defined version's schema") {
+  const karta::CrdSchemaSet crds = karta::CrdSchemaSet::load_directory(*test::corpus_dir() / "crds");
+  std::map<std::string, std::vector<std::string>> declared, computed;  // by root kind
+  for (const auto& definition : test::builtin_catalog().definitions()) {
+    const karta::GroupVersionKind& root = definition->root_kind();
+    if (!definition->definition().equivalent_versions.empty())
+      declared[root.to_string()] = definition->definition().equivalent_versions;
+    const auto defined = crds.entries().find(root);
+    if (defined == crds.entries().end()) continue;
+    for (const auto& [served, schema] : crds.entries()) {
+      if (served.group == root.group && served.kind == root.kind && served.version != root.version &&
+          test::builtin_catalog().find(served) == definition.get() && schema->schema == defined->second->schema)
+        computed[root.to_string()].push_back(served.version);
+    }
+    for (const auto& [served, schema] : crds.entries()) {  // the other way: same schema, not declared
+      if (served.group == root.group && served.kind == root.kind && served.version != root.version &&
+          schema->schema == defined->second->schema && test::builtin_catalog().find(served) == nullptr)
+        computed[root.to_string() + " (not declared)"].push_back(served.version);
+    }
+  }
+  CHECK(json(declared) == json::parse(R"({"kubeflow.org/v1 Notebook": ["v1beta1", "v1alpha1"]})"));
+  CHECK(json(computed) == json::parse(R"({"kubeflow.org/v1 Notebook": ["v1alpha1", "v1beta1"]})"));
+}
+
+TEST_CASE("validate refuses equivalentVersions the CRD does not serve with the defined version's schema") {
+  const std::string notebook = file_text(test::source_dir() / "definitions/catalog/kubeflow.org-notebook-v1.yaml");
+  json crd = test::document(test::source_dir() / "tests/corpus/crds/notebook.yaml");
+  for (json& version : crd["spec"]["versions"]) {
+    if (version["name"] == "v1alpha1")
+      version["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["extra"] = {{"type", "string"}};
+  }
+  test::TempDir dir;
+  std::ofstream(dir.path / "notebook-crd.json") << crd.dump();
+  const karta::CrdSchemaSet crds = karta::CrdSchemaSet::load_directory(dir.path);
+  auto faults = [&](const std::string& versions) {
+    std::string text = notebook;
+    const std::string declared = "equivalentVersions: [v1beta1, v1alpha1]";
+    text.replace(text.find(declared), declared.size(), "equivalentVersions: " + versions);
+    return json(karta::validate_definition(test::yaml(text), [&](const karta::GroupVersionKind& kind) {
+                  return crds.find(kind);
+                }).faults);
+  };
+  const std::string field = "metadata.annotations[\"karta-webhook.io/extensions\"].equivalentVersions";
+  CHECK(faults("[v1beta1]") == json::array());
+  CHECK(faults("[v1beta1, v1alpha1]") ==
+        json{field + "[1]: the CRD's schema of v1alpha1 differs from v1's: an object in v1alpha1 would be read "
+                     "with v1's paths"});
+  CHECK(faults("[v2]") == json{field + "[0]: no CustomResourceDefinition serves kubeflow.org/v2 Notebook: an "
+                                       "equivalent version must be one the CRD serves"});
+  CHECK(faults("[v1, v1beta1, v1beta1, \"1.0\", 7]") ==
+        json{field + "[0]: is the root kind's own version, v1", field + "[2]: names v1beta1 twice",
+             field + "[3]: must be a Kubernetes version name (v1, v1beta1, v2alpha3), not `1.0`",
+             field + "[4]: must be a Kubernetes version name (v1, v1beta1, v2alpha3), not number"});
+}
+
+TEST_CASE("a definition that replaces one with equivalentVersions takes its versions away with it") {
+  // A user's own Notebook definition without the annotation: v1beta1 is no longer read as v1.
+  test::TempDir dir;
+  std::string notebook = file_text(test::source_dir() / "definitions/catalog/kubeflow.org-notebook-v1.yaml");
+  const std::string annotation = "  annotations:\n    karta-webhook.io/extensions: |\n      equivalentVersions: [v1beta1, v1alpha1]\n";
+  REQUIRE(notebook.find(annotation) != std::string::npos);
+  notebook.erase(notebook.find(annotation), annotation.size());
+  std::filesystem::create_directory(dir.path / "definitions");
+  std::ofstream(dir.path / "definitions/notebook.yaml") << notebook;
+  const test::CliRun replaced = mutate_notebook("v1beta1", {"--definitions", (dir.path / "definitions").string()});
+  CHECK(replaced.code == 0);
+  CHECK(replaced.out == "# notebook.json#0: kubeflow.org/v1beta1 Notebook notebook-sample-v1: not mutated (no-definition)\n");
 }
 
 TEST_CASE("mutate --crds: a served version whose schema differs from the defined one's is not taken for it") {

@@ -220,6 +220,22 @@ DefinitionReport validate_definition(const json& document, const CrdLookup& crds
       if (finding.fault) ++report.path_faults;
     }
   }
+  // An equivalent version is read with the root version's paths: the CRD must serve it with the same schema.
+  for (std::size_t i = 0; i < d.equivalent_versions.size(); ++i) {
+    GroupVersionKind served = d.root_kind();
+    served.version = d.equivalent_versions[i];
+    const std::string field = std::string("metadata.annotations[\"") + kExtensionsAnnotation +
+                              "\"].equivalentVersions[" + std::to_string(i) + "]: ";
+    const CrdSchema* other = crds(served);
+    if (other == nullptr) {
+      report.faults.push_back(field + "no CustomResourceDefinition serves " + served.to_string() +
+                              ": an equivalent version must be one the CRD serves");
+    } else if (other->schema != crd->schema) {
+      report.faults.push_back(field + "the CRD's schema of " + served.version + " differs from " +
+                              d.root_kind().version + "'s: an object in " + served.version + " would be read with " +
+                              d.root_kind().version + "'s paths");
+    }
+  }
   // Not path faults: a definition that would write where it must not is never loaded, under warn too.
   for (const auto& [field, shape] : write_paths(d)) {
     for (const auto& finding : check_write_path(*crd, field->expression, shape, field_name(field->field))) {
