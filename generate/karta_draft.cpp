@@ -205,8 +205,11 @@ class Drafter {
       for (const auto& field : fields) lines.push_back("    " + field);
     }
     const std::string workload_labels = workload_pod_labels();
-    if (lines.empty() && workload_labels.empty() && gang_size_.empty()) return;
+    const std::vector<std::string> equivalents = equivalent_versions(crd_, version_);
+    if (lines.empty() && workload_labels.empty() && gang_size_.empty() && equivalents.empty()) return;
     y_.line(2, "annotations:");
+    if (!equivalents.empty())
+      y_.comment(4, "equivalentVersions: the CRD serves them with " + version_ + "'s schema: read as " + version_);
     if (!workload_labels.empty()) {
       y_.comment(4, code(workload_labels) + " is the labels map of an object of `.spec` named for its pods'");
       y_.comment(4, "metadata: the labels of every pod, where the workload's own labels go");
@@ -225,6 +228,11 @@ class Drafter {
     y_.line(4, "karta-webhook.io/extensions: |");
     if (!workload_labels.empty()) y_.line(6, "workloadPodLabelsPath: " + scalar(workload_labels));
     if (!gang_size_.empty()) y_.line(6, "gangMinMemberPath: " + scalar(gang_size_));
+    if (!equivalents.empty()) {
+      std::string list;
+      for (const std::string& v : equivalents) list += (list.empty() ? "" : ", ") + scalar(v);
+      y_.line(6, "equivalentVersions: [" + list + "]");
+    }
     if (lines.empty()) return;
     y_.line(6, "components:");
     for (const auto& text : lines) y_.line(6, text);

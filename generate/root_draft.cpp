@@ -7,8 +7,10 @@
 #include <vector>
 
 #include "generate/pod_places.h"
+#include "json/documents.h"
 #include "k8s/terminal_text.h"
 #include "validate/crd_schema_nodes.h"
+#include "validate/crd_schema_set.h"
 
 namespace karta {
 
@@ -221,6 +223,21 @@ void draft_suspend(Yaml& out, const json& schema) {
   out.line(6, "suspendDefinition:");
   out.line(8, "suspendActions: [{path: " + scalar(path) + ", value: \"true\"}]");
   out.line(8, "resumeActions: [{path: " + scalar(path) + ", value: \"false\"}]");
+}
+
+std::vector<std::string> equivalent_versions(const json& crd, const std::string& version) {
+  std::vector<std::string> found;
+  std::vector<std::shared_ptr<const CrdSchema>> served;
+  try {
+    served = CrdSchemaSet::parse_crd(crd);
+  } catch (const InputError&) {
+    return found;  // draft_karta says what is wrong with the CRD
+  }
+  const auto drafted = std::find_if(served.begin(), served.end(), [&](const auto& s) { return s->kind.version == version; });
+  if (drafted == served.end() || !(*drafted)->schema.is_object()) return found;
+  for (const auto& other : served)
+    if (other->kind.version != version && other->schema == (*drafted)->schema) found.push_back(other->kind.version);
+  return found;
 }
 
 }  // namespace karta

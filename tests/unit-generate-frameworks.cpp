@@ -296,6 +296,21 @@ TEST_CASE("the Notebook draft puts no labels in a template metadata the CRD does
   CHECK(with_metadata(".metadata") == json::array());
 }
 
+TEST_CASE("a draft names the versions the CRD serves with the drafted version's schema its equivalentVersions") {
+  const json notebook = crd("notebook.yaml");
+  const std::string draft = karta::draft_karta(notebook);
+  CHECK(draft.find("  annotations:\n"
+                   "    # equivalentVersions: the CRD serves them with v1's schema: read as v1\n"
+                   "    karta-webhook.io/extensions: |\n"
+                   "      equivalentVersions: [v1alpha1, v1beta1]\n"
+                   "spec:\n") != std::string::npos);
+  CHECK(test::yaml(karta::draft_karta(notebook, "v1beta1"))["metadata"]["annotations"]["karta-webhook.io/extensions"] ==
+        "equivalentVersions: [v1, v1alpha1]\n");
+  CHECK(validated(draft)[0] == json::array());
+  // RayCluster serves v1alpha1 with a schema of its own: no annotation.
+  CHECK_FALSE(test::yaml(karta::draft_karta(crd("raycluster.yaml")))["metadata"].contains("annotations"));
+}
+
 TEST_CASE("a suspend boolean is found by what it does: a Rollout-like `.spec.paused`, or a description that says so") {
   json gizmo = test::document(test::source_dir() / "tests/data/generate/gizmo-crd.yaml");
   json& spec = gizmo["spec"]["versions"][1]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"];
