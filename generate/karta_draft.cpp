@@ -16,6 +16,7 @@
 
 #include "generate/component_names.h"
 #include "generate/draft_yaml.h"
+#include "generate/fragmented_draft.h"
 #include "generate/pod_counts.h"
 #include "generate/pod_places.h"
 #include "generate/pod_resources.h"
@@ -37,18 +38,6 @@ using crd_schema_nodes::member;
 using crd_schema_nodes::property;
 using crd_schema_nodes::property_names;
 using crd_schema_nodes::type_of;
-
-// The field of a pod that holds its ResourceRequirements: `resources`, or one named after it
-// (`resourcesPerNode`); "" when none.
-std::string resources_field(const json& node) {
-  if (property(node, "resources") != nullptr) return "resources";
-  for (const std::string& name : property_names(node)) {
-    const json* field = property(node, name);
-    if (name.starts_with("resources") && property(*field, "limits") != nullptr && property(*field, "requests") != nullptr)
-      return name;
-  }
-  return "";
-}
 
 // The label key a description says the operator puts on the pods ("Pods of a task carry the label
 // `volcano.sh/task-spec`, set to the task's name"): a prefixed label key in backquotes or double quotes, in
@@ -185,10 +174,10 @@ class Drafter {
       const json& node = *component.place->steps.back().node;
       std::vector<std::string> fields;
       if (component.place->shape == PodShape::Fragmented) {
-        if (property(node, "tolerations") != nullptr)
-          fields.push_back("tolerationsPath: " + scalar(component.field(".tolerations")));
-        if (property(node, "nodeSelector") != nullptr)
-          fields.push_back("nodeSelectorPath: " + scalar(component.field(".nodeSelector")));
+        if (const PodField tolerations = pod_field(*component.place, "tolerations"); tolerations.node != nullptr)
+          fields.push_back("tolerationsPath: " + scalar(component.field(tolerations.path)));
+        if (const PodField selector = pod_field(*component.place, "nodeSelector"); selector.node != nullptr)
+          fields.push_back("nodeSelectorPath: " + scalar(component.field(selector.path)));
         spelt = spelt || !fields.empty();
         if (const auto gpu = quantity_request_fields(node); !gpu.empty()) {
           fields.push_back("gpuRequestPath: " + scalar(component.field("." + gpu[0])));
@@ -243,17 +232,11 @@ class Drafter {
   std::string workload_pod_labels() const {
     const json* spec = property(schema_, "spec");
     if (spec == nullptr) return "";
-    for (const std::string& name : property_names(*spec)) {
-      const std::string lowered = lower(name);
-      const json* node = property(*spec, name);
-      if (lowered.find("pod") == std::string::npos || !lowered.ends_with("metadata") ||
-          property(*node, "labels") == nullptr || property(*node, "annotations") == nullptr)
-        continue;
-      return jq_path({{SchemaStep::Kind::Field, "spec", false, spec},
-                      {SchemaStep::Kind::Field, name, false, node},
-                      {SchemaStep::Kind::Field, "labels", false, nullptr}});
-    }
-    return "";
+    const std::string name = pod_metadata_field(*spec);
+    if (name.empty()) return "";
+    return jq_path({{SchemaStep::Kind::Field, "spec", false, spec},
+                    {SchemaStep::Kind::Field, name, false, property(*spec, name)},
+                    {SchemaStep::Kind::Field, "labels", false, nullptr}});
   }
 
   void child(const DraftComponent& component) {
@@ -272,13 +255,15 @@ class Drafter {
           y_.comment(6, "would prune labels put there, so its pod spec is described. If the operator copies the");
           y_.comment(6, "object's own labels to its pods, add `metadataPath: .metadata`");
         }
-        if (steps.size() > 1 && steps[steps.size() - 2].node != nullptr &&
-            property(*steps[steps.size() - 2].node, "resources") != nullptr)
-          y_.comment(6, "unsure: " + code(jq_path(steps, steps.size() - 1)) +
-                            " has `resources` of its own; if the operator "
-                            "builds the pod from that object, describe it with fragmentedPodSpecDefinition instead");
         break;
       case PodShape::Fragmented: {
+        if (!place.overlay.empty()) {
+          y_.comment(6, code(at) + " has `resources` of its own beside the PodSpec " + code(place.overlay) +
+                            ": the operator builds the pod");
+          y_.comment(6, "from it and lays the PodSpec over, whose scheduling fields and container are read there; "
+                        "unsure: check it");
+          break;
+        }
         std::string fields;
         for (const auto& field : crd_schema_nodes::inline_pod_fields(node))
           fields += (fields.empty() ? "" : ", ") + field;
@@ -315,7 +300,7 @@ class Drafter {
       y_.line(10, "podSpecPath: " + scalar(at));
       metadata(component);
     } else {
-      fragmented(component);
+      draft_fragmented(y_, component);
     }
     instance_ids(component);
     draft_scale(y_, component, components_, schema_);
@@ -344,61 +329,6 @@ class Drafter {
       return;
     }
     y_.comment(10, "no metadataPath: no object from the pod spec up holds `labels` and `annotations`");
-  }
-
-  void fragmented(const DraftComponent& component) {
-    const json& node = *component.place->steps.back().node;
-    y_.line(10, "fragmentedPodSpecDefinition:");
-    auto field = [&](const char* name, const std::string& path) {
-      y_.line(12, std::string(name) + ": " + scalar(component.field(path)));
-    };
-    const json* metadata = property(node, "metadata");
-    auto in_metadata = [&](const char* name) { return metadata != nullptr && property(*metadata, name) != nullptr; };
-    // The pod's labels and annotations: its own maps, or those of its `metadata` (Argo's templates).
-    const bool own = property(node, "podLabels") != nullptr || property(node, "labels") != nullptr;
-    if (property(node, "podLabels") != nullptr)
-      field("labelsPath", ".podLabels");
-    else if (own)
-      field("labelsPath", ".labels");
-    else if (in_metadata("labels"))
-      field("labelsPath", ".metadata.labels");
-    else
-      y_.comment(12, "no labelsPath: " + code(jq_path(component.place->steps)) + " holds no labels for its pods");
-    if (property(node, "podAnnotations") != nullptr)
-      field("annotationsPath", ".podAnnotations");
-    else if (own && property(node, "annotations") != nullptr)
-      field("annotationsPath", ".annotations");
-    else if (!own && in_metadata("annotations"))
-      field("annotationsPath", ".metadata.annotations");
-    if (!component.place->containers.empty()) {
-      std::string either;
-      for (const auto& name : component.place->containers)
-        either += (either.empty() ? "" : " // ") + jq_path({{SchemaStep::Kind::Field, name, false, nullptr}});
-      field("containerPath", component.place->containers.size() > 1 ? "(" + either + ")" : either);
-    }
-    if (property(node, "schedulerName") != nullptr) field("schedulerNamePath", ".schedulerName");
-    if (const std::string resources = resources_field(node); !resources.empty())
-      field("resourcesPath", "." + resources);
-    if (const json* affinity = property(node, "affinity")) {
-      if (property(*affinity, "nodeAffinity") != nullptr) field("nodeAffinityPath", ".affinity.nodeAffinity");
-      if (property(*affinity, "podAffinity") != nullptr) field("podAffinityPath", ".affinity.podAffinity");
-    }
-    if (property(node, "priorityClassName") != nullptr) field("priorityClassNamePath", ".priorityClassName");
-    if (const json* image = property(node, "image");
-        component.place->containers.empty() && image != nullptr && type_of(*image) == "string")
-      field("imagePath", ".image");
-    unread_resources(component, node);
-  }
-
-  // What sizes a pod outside a ResourceRequirements, which no field of the published
-  // fragmentedPodSpecDefinition reads: said, so that whoever completes the draft knows it goes uncounted.
-  void unread_resources(const DraftComponent& component, const json& node) {
-    std::string sizes;
-    for (const char* name : {"cores", "coreRequest", "memory"})
-      if (property(node, name) != nullptr) sizes += std::string(sizes.empty() ? "" : ", ") + "`" + name + "`";
-    if (!sizes.empty())
-      y_.comment(12, "not read: " + sizes + " of " + code(jq_path(component.place->steps)) +
-                         " size the pod's CPU and memory outside a ResourceRequirements");
   }
 
   void instance_ids(const DraftComponent& component) {

@@ -57,6 +57,27 @@ void draft_invocations(Yaml& out, const DraftComponent& component) {
                                          ".[1]] | add // 0"));
 }
 
+struct MultiNode {
+  std::string object, count, fallback;  // `multinode`, `nodeCount`, the schema's default else "1"
+};
+
+// An object of `node` named multi-node (any case) with an integer count of nodes: `nodeCount`, else
+// `parallelism.pipeline`; none when there is none.
+MultiNode multi_node(const json& node) {
+  for (const std::string& name : crd_schema_nodes::property_names(node)) {
+    if (lower(name) != "multinode") continue;
+    const json* object = property(node, name);
+    const json* parallelism = property(*object, "parallelism");
+    for (const auto& [count, field] : {std::pair<std::string, const json*>{"nodeCount", property(*object, "nodeCount")},
+                                       {"parallelism.pipeline", parallelism != nullptr ? property(*parallelism, "pipeline") : nullptr}}) {
+      if (!is_integer(field)) continue;
+      const json* fallback = crd_schema_nodes::member(*field, "default");
+      return {name, count, fallback != nullptr && fallback->is_number_integer() ? fallback->dump() : "1"};
+    }
+  }
+  return {};
+}
+
 }  // namespace
 
 void draft_scale(Yaml& out, const DraftComponent& component, const std::vector<DraftComponent>& all,
@@ -72,7 +93,15 @@ void draft_scale(Yaml& out, const DraftComponent& component, const std::vector<D
     return (c == kNone ? jq_path(steps, k) : relative_path(steps, c + 1, k)) + "." + field;
   };
   auto absolute = [&](std::size_t k, const std::string& field) { return jq_path(steps, k) + "." + field; };
-  const std::string base = c == kNone ? "" : c + 1 == steps.size() ? component.stream() : collection_stream(steps, c);
+  // What walks the places: a list's items as the component streams them; a map's values in sorted key
+  // order, as the engine walks `[]` on a map.
+  std::string base;
+  if (c != kNone && c + 1 == steps.size() && steps[c].kind == SchemaStep::Kind::Items) {
+    base = component.stream();
+  } else if (c != kNone) {
+    base = collection_stream(steps, c);
+    if (c + 1 == steps.size() && !component.select.empty()) base += " | " + component.select;
+  }
   // The deepest integer of these names, from the pod up to its list element: {k, name}, k 0 when none.
   auto deepest = [&](const std::vector<std::string>& names, std::size_t top) -> std::pair<std::size_t, std::string> {
     for (std::size_t k = top; k >= lowest && k > 0; --k)
@@ -94,6 +123,14 @@ void draft_scale(Yaml& out, const DraftComponent& component, const std::vector<D
       if (!is_integer(property(*steps[k - 1].node, field))) continue;
       comments.push_back(code(absolute(k, field)) + " is the pods of each replica; 1 when absent");
       factors.push_back("(" + path(k, field) + " // 1 | tonumber)");
+    }
+    // A replica spread over nodes, a pod each: an object named multi-node with the count of its nodes
+    // (Dynamo's `multinode.nodeCount`) or of its pipeline stages (NIMService's `multiNode.parallelism.pipeline`).
+    if (const MultiNode spread = multi_node(*steps[k - 1].node); !spread.object.empty()) {
+      const std::string object = path(k, spread.object), nodes = object + "." + spread.count;
+      comments.push_back(code(absolute(k, spread.object + "." + spread.count)) + " is the nodes of each replica, a pod "
+                         "each, when " + code(absolute(k, spread.object)) + " is set; " + spread.fallback + " when absent");
+      factors.push_back("(if " + object + " then " + nodes + " // " + spread.fallback + " else 1 end | tonumber)");
     }
     // A group of `size` pods around the places below it: one of each group is the leader's, when one of
     // them is named for a leader.

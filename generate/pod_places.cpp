@@ -79,6 +79,16 @@ bool is_node_fragment(const json& node) {
   return false;
 }
 
+// The field of `node` holding a PodSpec that adds to a pod `node` itself describes: `node` has resources
+// of its own (Dynamo v1alpha1's service: `resources`, `replicas`, `extraPodSpec`), so the operator builds
+// the pod from it and lays the PodSpec over; "" when none.
+std::string overlaid_pod_spec(const json& node) {
+  if (property(node, "resources") == nullptr || is_pod_spec(node)) return "";
+  for (const std::string& name : property_names(node))
+    if (const json* child = property(node, name); is_pod_spec(*child) && !is_pod_template(*child)) return name;
+  return "";
+}
+
 bool is_plain_field(const std::string& name) {
   if (name.empty() || !(std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_')) return false;
   for (char c : name)
@@ -101,6 +111,8 @@ class Finder {
       if (auto containers = container_fields(node); !containers.empty())
         return found.places.push_back({PodShape::Fragmented, steps, std::move(containers)});
       if (is_node_fragment(node)) return found.places.push_back({PodShape::Fragmented, steps, {}});
+      if (auto overlay = overlaid_pod_spec(node); !overlay.empty())
+        return found.places.push_back({PodShape::Fragmented, steps, {}, std::move(overlay)});
     }
     const bool fragmented = !steps.empty() && is_fragmented_pod(node);
     const std::size_t before = found.places.size();

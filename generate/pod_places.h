@@ -3,8 +3,9 @@
 // Where a CustomResourceDefinition's schema holds pods: every place shaped like a PodTemplateSpec, like a
 // PodSpec, or spelling a pod out field by field: a labels map beside resources, tolerations, node selector,
 // ... with no template (Milvus's components, NIMService's spec, SparkApplication's driver and executor); a
-// container of the pod's own beside such fields (Argo's templates with `container` or `script`); or an
-// image with the resources of each of a count of nodes (TrainJob's trainer). What a pod looks like is the validator's
+// container of the pod's own beside such fields (Argo's templates with `container` or `script`); an
+// image with the resources of each of a count of nodes (TrainJob's trainer); or an object with resources
+// of its own beside a PodSpec that only adds to the pod (Dynamo v1alpha1's services). What a pod looks like is the validator's
 // knowledge (validate/crd_schema_nodes.h), so a place found here is one `validate` accepts. `generate`
 // drafts a Karta from these places; `audit` lists the served kinds that have some and no definition.
 
@@ -35,6 +36,10 @@ struct PodPlace {
   // Fragmented only: the fields of the place that each hold the pod's one container (Argo's template
   // `container` and `script`), in name order; a pod runs whichever is set.
   std::vector<std::string> containers;
+  // Fragmented only: a field of the place holding a PodSpec that the operator lays over the pod it builds
+  // from the place (Dynamo v1alpha1's `extraPodSpec` beside the service's own `resources` and `replicas`):
+  // the pod's scheduling fields and container are read there, its resources and labels in the place.
+  std::string overlay;
 };
 
 // Places found below a field whose name says they are not pods of their own: `...Patches` (TrainJob's

@@ -381,4 +381,40 @@ TEST_CASE("a runtime or template kind runs no pods of its own: generate says so 
                     "itself, so it is not drafted as a workload; draft the kind that names it");
 }
 
+TEST_CASE("the DynamoGraphDeployment v1alpha1 draft builds each service's pod from the service, extraPodSpec laid over, and counts multinode nodes") {
+  // Before: a PodSpec at `.spec.services[]?.extraPodSpec`, Dynamo's own `resources` (with its GPUs) unread,
+  // and one pod a replica: 0 GPUs where the catalog counts 2 and 16, 3 pods where it counts 5.
+  const std::string draft = karta::draft_karta(crd("dynamographdeployment.yaml"), "v1alpha1");
+  const json service = structure(draft)["childComponents"][0];
+  CHECK(service["name"] == "service");
+  CHECK(service["specDefinition"] == json::parse(R"({"fragmentedPodSpecDefinition": {
+          "labelsPath": ".spec.services[]?.extraPodMetadata.labels",
+          "annotationsPath": ".spec.services[]?.extraPodMetadata.annotations",
+          "containerPath": ".spec.services[]?.extraPodSpec.mainContainer",
+          "schedulerNamePath": ".spec.services[]?.extraPodSpec.schedulerName",
+          "resourcesPath": ".spec.services[]?.resources",
+          "nodeAffinityPath": ".spec.services[]?.extraPodSpec.affinity.nodeAffinity",
+          "podAffinityPath": ".spec.services[]?.extraPodSpec.affinity.podAffinity",
+          "priorityClassNamePath": ".spec.services[]?.extraPodSpec.priorityClassName"}})"));
+  CHECK(service["scaleDefinition"] ==
+        json{{"replicasPath", ".spec.services // {} | .[keys[]] | (.replicas // 1 | tonumber) * (if .multinode then "
+                              ".multinode.nodeCount // 2 else 1 end | tonumber)"}});
+  CHECK(draft.find("      # `.spec.services[]?` has `resources` of its own beside the PodSpec `extraPodSpec`: the operator "
+                   "builds the pod\n      # from it and lays the PodSpec over, whose scheduling fields and container "
+                   "are read there; unsure: check it\n") != std::string::npos);
+  CHECK(draft.find("          # `.spec.services[]?.multinode.nodeCount` is the nodes of each replica, a pod each, when "
+                   "`.spec.services[]?.multinode` is set; 2 when absent\n") != std::string::npos);
+  const json extensions = test::yaml(test::yaml(draft)["metadata"]["annotations"]["karta-webhook.io/extensions"].get<std::string>());
+  CHECK(extensions == json::parse(R"({"components": {"service": {
+          "tolerationsPath": ".spec.services[]?.extraPodSpec.tolerations",
+          "nodeSelectorPath": ".spec.services[]?.extraPodSpec.nodeSelector"}}})"));
+  CHECK(validated(draft) == json{json::array(), json{placeholder_warning(0, "nvidia.com")}});
+}
+
+TEST_CASE("the NIMService draft counts a multi-node replica's pipeline stages, a pod each") {
+  const json scale = structure(karta::draft_karta(crd("nimservice.yaml")))["childComponents"][0]["scaleDefinition"];
+  CHECK(scale == json{{"replicasPath", "(.spec.replicas // 1 | tonumber) * (if .spec.multiNode then "
+                                       ".spec.multiNode.parallelism.pipeline // 1 else 1 end | tonumber)"}});
+}
+
 }  // namespace unit_generate_frameworks
