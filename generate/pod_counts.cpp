@@ -1,5 +1,6 @@
 #include "generate/pod_counts.h"
 
+#include <cctype>
 #include <string>
 #include <vector>
 
@@ -57,6 +58,12 @@ void draft_invocations(Yaml& out, const DraftComponent& component) {
                                          ".[1]] | add // 0"));
 }
 
+// The schema's default of an integer field, as jq text; "1" when it has none.
+std::string integer_default(const json& field) {
+  const json* fallback = crd_schema_nodes::member(field, "default");
+  return fallback != nullptr && fallback->is_number_integer() ? fallback->dump() : "1";
+}
+
 struct MultiNode {
   std::string object, count, fallback;  // `multinode`, `nodeCount`, the schema's default else "1"
 };
@@ -71,11 +78,35 @@ MultiNode multi_node(const json& node) {
     for (const auto& [count, field] : {std::pair<std::string, const json*>{"nodeCount", property(*object, "nodeCount")},
                                        {"parallelism.pipeline", parallelism != nullptr ? property(*parallelism, "pipeline") : nullptr}}) {
       if (!is_integer(field)) continue;
-      const json* fallback = crd_schema_nodes::member(*field, "default");
-      return {name, count, fallback != nullptr && fallback->is_number_integer() ? fallback->dump() : "1"};
+      return {name, count, integer_default(*field)};
     }
   }
   return {};
+}
+
+// A count of pods that an allocation object of `.spec` may raise while `enabled` (SparkApplication's
+// `.spec.dynamicAllocation` with `initialExecutors` and `minExecutors`, named for the `executor`'s pods):
+// then the larger of the count and the initial (else least) number it names; "" when none names the pods.
+std::string dynamic_count(const json& schema, const SchemaSteps& steps, const std::string& count,
+                          std::vector<std::string>& comments) {
+  const json* spec = property(schema, "spec");
+  if (spec == nullptr || steps.back().kind != SchemaStep::Kind::Field || steps.back().name.empty()) return "";
+  std::string plural = steps.back().name + "s";
+  plural[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(plural[0])));
+  for (const std::string& name : crd_schema_nodes::property_names(*spec)) {
+    const json* allocation = property(*spec, name);
+    const json* enabled = property(*allocation, "enabled");
+    if (enabled == nullptr || type_of(*enabled) != "boolean") continue;
+    const std::string at = jq_path({{SchemaStep::Kind::Field, "spec", false, spec}, {SchemaStep::Kind::Field, name, false, allocation}});
+    std::string start;
+    for (const char* prefix : {"initial", "min"})
+      if (is_integer(property(*allocation, prefix + plural))) start += (start.empty() ? "" : " // ") + at + "." + prefix + plural;
+    if (start.empty()) continue;
+    comments.push_back(code(at) + " allocates these pods while " + code(at + ".enabled") + ": then the larger of " +
+                       code(count) + " and " + code(start) + " at the start");
+    return "if " + at + ".enabled // false then [" + count + " // 0, " + start + " // 0] | max else " + count + " // 1 end";
+  }
+  return "";
 }
 
 }  // namespace
@@ -118,6 +149,7 @@ void draft_scale(Yaml& out, const DraftComponent& component, const std::vector<D
     comments.push_back(code(absolute(k2, min)) + " is the least number of pods, which run at admission; 1 when absent");
     count = path(k2, min);
   }
+  const std::string dynamic = c == kNone && !count.empty() ? dynamic_count(schema, steps, count, comments) : "";
   for (std::size_t k = lowest; k <= highest; ++k) {
     for (const char* field : {"parallelism", "numOfHosts"}) {
       if (!is_integer(property(*steps[k - 1].node, field))) continue;
@@ -159,6 +191,39 @@ void draft_scale(Yaml& out, const DraftComponent& component, const std::vector<D
       factors.push_back("(" + size + " - (if " + path(k, leader) + " then 1 else 0 end) | tonumber)");
     }
   }
+  // Above the list the pods' place is an item of: copies of a template holding the list (PodCliqueSet's
+  // `.spec.replicas` of `.spec.template`), and groups beside the list that name its items and copy their
+  // pods (its `podCliqueScalingGroups[]`: `cliqueNames` and `replicas`).
+  std::string bindings, per_item;
+  if (c != kNone && c >= 1 && steps[c].kind == SchemaStep::Kind::Items && steps[c - 1].kind == SchemaStep::Kind::Field) {
+    for (std::size_t k = 1; k < c; ++k) {
+      const json* replicas = property(*steps[k - 1].node, "replicas");
+      if (steps[k].kind != SchemaStep::Kind::Field || steps[k].name != "template" || !is_integer(replicas)) continue;
+      const std::string fallback = integer_default(*replicas);
+      comments.push_back(code(absolute(k, "replicas")) + " is the copies of " + code(jq_path(steps, k + 1)) +
+                         ", which holds these pods; " + fallback + " when absent");
+      bindings += "(" + absolute(k, "replicas") + " // " + fallback + ") as $copies | ";
+      factors.push_back("($copies | tonumber)");
+      break;
+    }
+    const json& holder = c >= 2 ? *steps[c - 2].node : schema;
+    const std::string list = steps[c - 1].name;
+    const std::string names = (list.ends_with("s") ? list.substr(0, list.size() - 1) : list) + "Names";
+    for (const std::string& field : crd_schema_nodes::property_names(holder)) {
+      const json* groups = property(holder, field);
+      const json* group = crd_schema_nodes::member(*groups, "items");
+      if (property(*steps[c].node, "name") == nullptr || group == nullptr || !group->is_object() ||
+          !is_integer(property(*group, "replicas")) || property(*group, names) == nullptr)
+        continue;
+      const std::string at = (c >= 2 ? jq_path(steps, c - 1) : "") + "." + field;
+      comments.push_back(code(at + "[]." + names) + " names items of " + code(jq_path(steps, c)) +
+                         ": each group naming one copies its pods `replicas` times; 1 when none names it");
+      bindings += at + " as $groups | ";
+      per_item = ".name as $n | ";
+      factors.push_back("([$groups[]? | select(any(." + names + "[]?; . == $n)) | .replicas // 1 | tonumber] | add // 1 | tonumber)");
+      break;
+    }
+  }
   std::vector<std::string> bounds;
   for (const char* key : {"minReplicas", "maxReplicas"}) {
     auto [k, field] = deepest({key}, highest);
@@ -171,13 +236,14 @@ void draft_scale(Yaml& out, const DraftComponent& component, const std::vector<D
   for (const auto& text : comments) out.comment(10, text);
   if (!count.empty() || !factors.empty()) {
     std::string product;
+    const std::string counted = dynamic.empty() ? count + " // 1" : dynamic;
     if (factors.empty()) {
-      product = count + " // 1";
+      product = counted;
     } else {
-      if (!count.empty()) product = "(" + count + " // 1 | tonumber)";
+      if (!count.empty()) product = "(" + counted + " | tonumber)";
       for (const auto& factor : factors) product += (product.empty() ? "" : " * ") + factor;
     }
-    out.line(10, "replicasPath: " + scalar((base.empty() ? "" : base + " | ") + product));
+    out.line(10, "replicasPath: " + scalar(bindings + (base.empty() ? "" : base + " | ") + per_item + product));
   }
   for (const auto& text : bounds) out.line(10, text);
 }

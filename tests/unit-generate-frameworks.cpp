@@ -130,8 +130,27 @@ TEST_CASE("the SparkApplication draft spells out the driver and executor pods an
           "executor": {"tolerationsPath": ".spec.executor.tolerations", "nodeSelectorPath": ".spec.executor.nodeSelector",
                        "gpuRequestPath": ".spec.executor.gpu"}}})"));
   CHECK_FALSE(s["childComponents"][0].contains("scaleDefinition"));  // one driver
-  CHECK(s["childComponents"][1]["scaleDefinition"] == json{{"replicasPath", ".spec.executor.instances // 1"}});
+  // While dynamic allocation is on, the larger of instances and the initial executors (before: instances
+  // only, one executor where the operator starts two on the corpus's dynamic-allocation sample).
+  CHECK(s["childComponents"][1]["scaleDefinition"] ==
+        json{{"replicasPath", "if .spec.dynamicAllocation.enabled // false then [.spec.executor.instances // 0, "
+                              ".spec.dynamicAllocation.initialExecutors // .spec.dynamicAllocation.minExecutors // 0] "
+                              "| max else .spec.executor.instances // 1 end"}});
   CHECK_FALSE(test::yaml(draft)["spec"].contains("optimizationInstructions"));
+}
+
+TEST_CASE("the PodCliqueSet draft counts the set's copies of its template and the scaling groups naming each clique") {
+  // Before: each clique's own replicas only (8 pods where the catalog counts 13 on podcliqueset-2.yaml).
+  const std::string draft = karta::draft_karta(crd("podcliqueset.yaml"));
+  CHECK(structure(draft)["childComponents"][0]["scaleDefinition"]["replicasPath"] ==
+        "(.spec.replicas // 0) as $copies | .spec.template.podCliqueScalingGroups as $groups | .spec.template.cliques[] "
+        "| .name as $n | (.spec.replicas // 1 | tonumber) * ($copies | tonumber) * ([$groups[]? | select(any("
+        ".cliqueNames[]?; . == $n)) | .replicas // 1 | tonumber] | add // 1 | tonumber)");
+  CHECK(draft.find("          # `.spec.replicas` is the copies of `.spec.template`, which holds these pods; 0 when absent\n"
+                   "          # `.spec.template.podCliqueScalingGroups[].cliqueNames` names items of "
+                   "`.spec.template.cliques`: each group naming one copies its pods `replicas` times; 1 when none "
+                   "names it\n") != std::string::npos);
+  CHECK(validated(draft) == json{json::array(), json{placeholder_warning(0, "grove.io")}});
 }
 
 TEST_CASE("the TrainJob draft finds the trainer's nodes, numNodes of them, and no pod in runtimePatches") {
