@@ -244,7 +244,7 @@ int inspect_offline(const CommonOptions& common, const std::string& manifest, co
   const std::vector<SourceDocument> documents = read_documents(manifest);
   std::vector<json> objects;
   for (const auto& document : documents) objects.push_back(document.value);
-  const TrainerRuntimes runtimes(objects);
+  TrainerRuntimes runtimes(objects);
   for (const auto& document : documents) {
     AdmissionRequest request = request_for_object(document.value);
     const CompiledDefinition* definition = state->catalog.find(request.kind);
