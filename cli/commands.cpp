@@ -98,6 +98,14 @@ std::shared_ptr<AdmissionState> load_state(const CommonOptions& options, std::si
   return state;
 }
 
+// -f FILE of mutate and inspect, as kubectl's: given more than once, the files are read in that order.
+// One file per -f, so that `inspect -f job.yaml demo/x` does not take a live target for a file.
+void add_filename_option(CLI::App& command, std::vector<std::string>& files) {
+  command.add_option("-f,--filename", files, "YAML or JSON manifest, several documents allowed; -f may be given "
+                                             "more than once (the files are read in that order)")
+      ->allow_extra_args(false)->check(CLI::ExistingFile);
+}
+
 // --print-policy NAMESPACE: which rule applies there and the policy it gives, as one document.
 int print_policy(const CommonOptions& common, const std::string& namespace_name, std::ostream& out) {
   auto state = load_state(common, 1);
@@ -127,9 +135,9 @@ int serve(const CommonOptions& common, WebhookConfig config) {
   return 0;
 }
 
-int mutate_offline(const CommonOptions& common, const std::string& manifest, std::ostream& out) {
+int mutate_offline(const CommonOptions& common, const std::vector<std::string>& manifests, std::ostream& out) {
   auto state = load_state(common, 1);
-  for (const auto& document : read_documents(manifest)) {
+  for (const auto& document : read_all_documents(manifests)) {
     AdmissionRequest request = request_for_object(document.value);
     AdmissionResult result = AdmissionService::mutate(request, *state);
     // An object that asks the API server for a name (generateName) is shown by its prefix, as audit shows it.
@@ -154,14 +162,14 @@ int mutate_offline(const CommonOptions& common, const std::string& manifest, std
   return 0;
 }
 
-int inspect_offline(const CommonOptions& common, const std::string& manifest, const std::string& output,
+int inspect_offline(const CommonOptions& common, const std::vector<std::string>& manifests, const std::string& output,
                     std::ostream& out) {
   auto state = load_state(common, 1);
   json reports = json::array();
-  const std::vector<SourceDocument> documents = read_documents(manifest);
+  const std::vector<SourceDocument> documents = read_all_documents(manifests);
   std::vector<json> objects;
   for (const auto& document : documents) objects.push_back(document.value);
-  TrainerRuntimes runtimes(objects);
+  TrainerRuntimes runtimes(objects);  // those of every file: `-f trainjob.yaml -f runtime.yaml` counts the runtime's nodes
   for (const auto& document : documents) {
     AdmissionRequest request = request_for_object(document.value);
     const CompiledDefinition* definition = state->catalog.find(request.kind);
@@ -303,15 +311,15 @@ int run_command_line(int argc, char** argv, std::ostream& out, std::ostream& err
   serve_command->add_option("--crds", serve_crds, "Directory of CustomResourceDefinitions that Karta definitions are "
                                                   "checked against")->check(CLI::ExistingDirectory);
 
-  std::string manifest;
+  std::vector<std::string> manifests;
   auto* mutate_command = app.add_subcommand("mutate", "Print the patch the webhook would send for each object of a file");
   mutate_command->footer("Examples:\n  karta-webhook mutate -f examples/jobset-demo.yaml --policy examples/policy.yaml\n"
+                         "  karta-webhook mutate -f examples/jobset-demo.yaml -f more-jobs.yaml --policy examples/policy.yaml\n"
                          "  karta-webhook mutate -f examples/jobset-demo.yaml --policy examples/tenants-policy.yaml "
                          "--namespaces examples/namespaces.yaml\n"
                          "  karta-webhook mutate --policy examples/tenants-policy.yaml --namespaces examples/namespaces.yaml "
                          "--print-policy research");
-  mutate_command->add_option("-f,--filename", manifest, "YAML or JSON manifest, several documents allowed")
-      ->check(CLI::ExistingFile);
+  add_filename_option(*mutate_command, manifests);
   std::string print_policy_namespace;
   mutate_command->add_option("--print-policy", print_policy_namespace,
                              "Print the tenant rule that applies in this namespace and the policy it gives (the global "
@@ -340,12 +348,13 @@ int run_command_line(int argc, char** argv, std::ostream& out, std::ostream& err
   validate_command->add_option("--crds", validate_crds, "Directory of CustomResourceDefinition files")
       ->check(CLI::ExistingDirectory);
 
-  std::string inspect_manifest, inspect_output = "text";
+  std::vector<std::string> inspect_manifests;
+  std::string inspect_output = "text";
   auto* inspect_command = app.add_subcommand("inspect", "Show a live workload, or each workload of a file, as its definition sees it");
   inspect_command->footer("Example:\n  karta-webhook inspect -f examples/jobset-demo.yaml\n"
-                          "  karta-webhook inspect -f examples/jobset-demo.yaml --output json");
-  inspect_command->add_option("-f,--filename", inspect_manifest, "YAML or JSON manifest, several documents allowed")
-      ->check(CLI::ExistingFile);
+                          "  karta-webhook inspect -f examples/jobset-demo.yaml --output json\n"
+                          "  karta-webhook inspect -f trainjob.yaml -f runtime.yaml   (a TrainJob counts its runtime's nodes)");
+  add_filename_option(*inspect_command, inspect_manifests);
   inspect_command->add_option("-o,--output", inspect_output, "text or json")
       ->check(CLI::IsMember({"text", "json"}))->capture_default_str();
   add_common_options(*inspect_command, common);
@@ -387,13 +396,13 @@ int run_command_line(int argc, char** argv, std::ostream& out, std::ostream& err
       }
       return serve(common, std::move(config));
     }
-    if (auto code = live.run(common.definitions, common.policy, common.namespaces, inspect_output, !inspect_manifest.empty(), out, err)) return *code;
+    if (auto code = live.run(common.definitions, common.policy, common.namespaces, inspect_output, !inspect_manifests.empty(), out, err)) return *code;
     if (*mutate_command) {
       if (!print_policy_namespace.empty()) return print_policy(common, print_policy_namespace, out);
-      if (manifest.empty()) throw InputError("mutate: -f MANIFEST or --print-policy NAMESPACE is needed");
-      return mutate_offline(common, manifest, out);
+      if (manifests.empty()) throw InputError("mutate: -f MANIFEST or --print-policy NAMESPACE is needed");
+      return mutate_offline(common, manifests, out);
     }
-    if (*inspect_command) return inspect_offline(common, inspect_manifest, inspect_output, out);
+    if (*inspect_command) return inspect_offline(common, inspect_manifests, inspect_output, out);
     if (*validate_command) {
       if (!validate_policy_file.empty()) return validate_policy(validate_policy_file, validate_namespaces, out);
       if (validate_files.empty()) throw InputError("validate: -f FILE (Karta definitions) or --policy FILE is needed");
