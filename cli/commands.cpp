@@ -17,7 +17,7 @@
 #include "cli/inspect.h"
 #include "cli/live_inspect.h"
 #include "cli/trainer_runtimes.h"
-#include "definitions/api/published_api.h"
+#include "cli/validate_command.h"
 #include "definitions/suspend.h"
 #include "json/documents.h"
 #include "k8s/terminal_text.h"
@@ -26,7 +26,6 @@
 #include "runtime/webhook.h"
 #include "server/cpu_budget.h"
 #include "validate/crd_schema_set.h"
-#include "validate/definition_validation.h"
 
 namespace karta {
 namespace {
@@ -104,6 +103,14 @@ std::shared_ptr<AdmissionState> load_state(const CommonOptions& options, std::si
   return state;
 }
 
+// -f FILE of mutate and inspect, as kubectl's: given more than once, the files are read in that order.
+// One file per -f, so that `inspect -f job.yaml demo/x` does not take a live target for a file.
+void add_filename_option(CLI::App& command, std::vector<std::string>& files) {
+  command.add_option("-f,--filename", files, "YAML or JSON manifest, several documents allowed; -f may be given "
+                                             "more than once (the files are read in that order)")
+      ->allow_extra_args(false)->check(CLI::ExistingFile);
+}
+
 // --print-policy NAMESPACE: which rule applies there and the policy it gives, as one document.
 int print_policy(const CommonOptions& common, const std::string& namespace_name, std::ostream& out) {
   auto state = load_state(common, 1);
@@ -133,9 +140,9 @@ int serve(const CommonOptions& common, WebhookConfig config) {
   return 0;
 }
 
-int mutate_offline(const CommonOptions& common, const std::string& manifest, std::ostream& out) {
+int mutate_offline(const CommonOptions& common, const std::vector<std::string>& manifests, std::ostream& out) {
   auto state = load_state(common, 1);
-  for (const auto& document : read_documents(manifest)) {
+  for (const auto& document : read_all_documents(manifests)) {
     AdmissionRequest request = request_for_object(document.value);
     AdmissionResult result = AdmissionService::mutate(request, *state);
     // An object that asks the API server for a name (generateName) is shown by its prefix, as audit shows it.
@@ -160,96 +167,14 @@ int mutate_offline(const CommonOptions& common, const std::string& manifest, std
   return 0;
 }
 
-// validate --policy FILE [--namespaces FILE]: the policy loaded as serve loads it (a fault is thrown, so
-// exit 1 with the loader's message); with namespaces, the tenant each gets and what looks like a mistake.
-int validate_policy(const std::string& policy_file, const std::string& namespaces_file, std::ostream& out) {
-  const Policy policy = load_policy(policy_file);
-  out << terminal_text(policy_file) << ": valid, ";
-  if (policy.says_nothing) {
-    out << "nothing: true (nothing injected, nothing enforced)\n";
-  } else {
-    out << policy.tenants.size() << " tenant rule" << (policy.tenants.size() == 1 ? "" : "s") << "\n";
-  }
-  for (const std::string& warning : policy.warnings) out << "warning: " << terminal_text(warning) << "\n";
-  if (namespaces_file.empty()) return 0;
-  const NamespaceFile namespaces = NamespaceFile::load(namespaces_file);
-  std::vector<bool> matched(policy.tenants.size(), false), shadowed(policy.tenants.size(), false);
-  for (const auto& [name, labels] : namespaces.namespaces()) {
-    const TenantChoice choice = choose_tenant(policy, name, &labels);
-    out << "namespace " << terminal_text(bounded_text(name)) << ": ";
-    if (choice.rule == nullptr) {
-      out << "the global policy\n";
-    } else {
-      const std::size_t index = static_cast<std::size_t>(choice.rule - policy.tenants.data());
-      matched[index] = true;
-      out << "tenant " << choice.rule->name << " (tenants[" << index << "])" << (choice.exempt() ? ", exempt" : "")
-          << "\n";
-      // Later rules that match the namespace too never apply to it (first match wins): an exempt rule put
-      // after a selector rule is the usual case.
-      for (std::size_t later = index + 1; later < policy.tenants.size(); ++later) {
-        const TenantRule& rule = policy.tenants[later];
-        if (!rule.matches_name(name) || (rule.selector && !rule.selector->matches(labels))) continue;
-        shadowed[later] = true;
-        out << "  note: tenants[" << later << "] (" << rule.name << ")" << (rule.exempt ? ", exempt," : "")
-            << " matches it too, but never applies here: tenants[" << index << "] comes first (first match wins)\n";
-      }
-    }
-    if (choice.exempt()) continue;
-    const SchedulingPolicy& scheduling = choice.settings(policy).scheduling;
-    if (scheduling.namespace_label.empty()) continue;
-    auto label = labels.find(scheduling.namespace_label);
-    if (label != labels.end() && !label->second.empty()) continue;
-    out << "  note: no label " << scheduling.namespace_label << ", which " << choice.who()
-        << " reads for the queue: a workload that names none gets "
-        << (scheduling.default_queue.empty() ? std::string("no queue") : "the default queue " + scheduling.default_queue)
-        << "\n";
-  }
-  for (std::size_t i = 0; i < matched.size(); ++i) {
-    if (!matched[i]) {
-      out << "note: tenants[" << i << "] (" << policy.tenants[i].name << ") "
-          << (shadowed[i] ? "applies to no namespace of " : "matches no namespace of ") << terminal_text(namespaces_file)
-          << (shadowed[i] ? ": an earlier rule takes each it matches\n" : "\n");
-    }
-  }
-  return 0;
-}
-
-int validate_offline(const std::vector<std::string>& names, const std::vector<std::string>& crd_directories,
-                     std::ostream& out) {
-  auto crds = std::make_shared<CrdSchemaSet>();
-  for (const auto& directory : crd_directories) crds->add_directory(directory);
-  CrdLookup lookup = [&](const GroupVersionKind& kind) { return crds->find(kind); };
-  PublishedSchemaHold schemas;  // parsed once for every definition checked
-  std::size_t definitions = 0, faulty = 0;
-  for (const auto& file : expand_manifest_paths(names)) {
-    std::size_t in_file = 0;
-    for (const auto& document : read_documents(file)) {
-      if (!is_definition_object(document.value)) continue;
-      ++definitions, ++in_file;
-      DefinitionReport report = validate_definition(document.value, lookup);
-      std::string name = document.value.value("metadata", json::object()).value("name", "");
-      out << terminal_text(document.source + " " + name) << ": " << (report.ok() ? "valid" : "INVALID") << "\n";
-      for (const auto& fault : report.faults) out << "  fault: " << terminal_text(fault) << "\n";
-      for (const auto& warning : report.warnings) out << "  warning: " << terminal_text(warning) << "\n";
-      if (!report.ok()) ++faulty;
-    }
-    if (in_file == 0) {
-      out << file << ": no Karta or ResourceInterface object found\n";
-      ++faulty;
-    }
-  }
-  out << definitions << " definitions, " << faulty << " with faults\n";
-  return faulty == 0 ? 0 : 1;
-}
-
-int inspect_offline(const CommonOptions& common, const std::string& manifest, const std::string& output,
+int inspect_offline(const CommonOptions& common, const std::vector<std::string>& manifests, const std::string& output,
                     std::ostream& out) {
   auto state = load_state(common, 1);
   json reports = json::array();
-  const std::vector<SourceDocument> documents = read_documents(manifest);
+  const std::vector<SourceDocument> documents = read_all_documents(manifests);
   std::vector<json> objects;
   for (const auto& document : documents) objects.push_back(document.value);
-  const TrainerRuntimes runtimes(objects);
+  TrainerRuntimes runtimes(objects);  // those of every file: `-f trainjob.yaml -f runtime.yaml` counts the runtime's nodes
   for (const auto& document : documents) {
     AdmissionRequest request = request_for_object(document.value);
     const CompiledDefinition* definition = state->catalog.find(request.kind);
@@ -391,15 +316,15 @@ int run_command_line(int argc, char** argv, std::ostream& out, std::ostream& err
   serve_command->add_option("--crds", serve_crds, "Directory of CustomResourceDefinitions that Karta definitions are "
                                                   "checked against")->check(CLI::ExistingDirectory);
 
-  std::string manifest;
+  std::vector<std::string> manifests;
   auto* mutate_command = app.add_subcommand("mutate", "Print the patch the webhook would send for each object of a file");
   mutate_command->footer("Examples:\n  karta-webhook mutate -f examples/jobset-demo.yaml --policy examples/policy.yaml\n"
+                         "  karta-webhook mutate -f examples/jobset-demo.yaml -f more-jobs.yaml --policy examples/policy.yaml\n"
                          "  karta-webhook mutate -f examples/jobset-demo.yaml --policy examples/tenants-policy.yaml "
                          "--namespaces examples/namespaces.yaml\n"
                          "  karta-webhook mutate --policy examples/tenants-policy.yaml --namespaces examples/namespaces.yaml "
                          "--print-policy research");
-  mutate_command->add_option("-f,--filename", manifest, "YAML or JSON manifest, several documents allowed")
-      ->check(CLI::ExistingFile);
+  add_filename_option(*mutate_command, manifests);
   std::string print_policy_namespace;
   mutate_command->add_option("--print-policy", print_policy_namespace,
                              "Print the tenant rule that applies in this namespace and the policy it gives (the global "
@@ -428,12 +353,13 @@ int run_command_line(int argc, char** argv, std::ostream& out, std::ostream& err
   validate_command->add_option("--crds", validate_crds, "Directory of CustomResourceDefinition files")
       ->check(CLI::ExistingDirectory);
 
-  std::string inspect_manifest, inspect_output = "text";
+  std::vector<std::string> inspect_manifests;
+  std::string inspect_output = "text";
   auto* inspect_command = app.add_subcommand("inspect", "Show a live workload, or each workload of a file, as its definition sees it");
   inspect_command->footer("Example:\n  karta-webhook inspect -f examples/jobset-demo.yaml\n"
-                          "  karta-webhook inspect -f examples/jobset-demo.yaml --output json");
-  inspect_command->add_option("-f,--filename", inspect_manifest, "YAML or JSON manifest, several documents allowed")
-      ->check(CLI::ExistingFile);
+                          "  karta-webhook inspect -f examples/jobset-demo.yaml --output json\n"
+                          "  karta-webhook inspect -f trainjob.yaml -f runtime.yaml   (a TrainJob counts its runtime's nodes)");
+  add_filename_option(*inspect_command, inspect_manifests);
   inspect_command->add_option("-o,--output", inspect_output, "text or json")
       ->check(CLI::IsMember({"text", "json"}))->capture_default_str();
   add_common_options(*inspect_command, common);
@@ -475,13 +401,13 @@ int run_command_line(int argc, char** argv, std::ostream& out, std::ostream& err
       }
       return serve(common, std::move(config));
     }
-    if (auto code = live.run(common.definitions, common.policy, common.namespaces, inspect_output, !inspect_manifest.empty(), out, err)) return *code;
+    if (auto code = live.run(common.definitions, common.policy, common.namespaces, inspect_output, !inspect_manifests.empty(), out, err)) return *code;
     if (*mutate_command) {
       if (!print_policy_namespace.empty()) return print_policy(common, print_policy_namespace, out);
-      if (manifest.empty()) throw InputError("mutate: -f MANIFEST or --print-policy NAMESPACE is needed");
-      return mutate_offline(common, manifest, out);
+      if (manifests.empty()) throw InputError("mutate: -f MANIFEST or --print-policy NAMESPACE is needed");
+      return mutate_offline(common, manifests, out);
     }
-    if (*inspect_command) return inspect_offline(common, inspect_manifest, inspect_output, out);
+    if (*inspect_command) return inspect_offline(common, inspect_manifests, inspect_output, out);
     if (*validate_command) {
       if (!validate_policy_file.empty()) return validate_policy(validate_policy_file, validate_namespaces, out);
       if (validate_files.empty()) throw InputError("validate: -f FILE (Karta definitions) or --policy FILE is needed");

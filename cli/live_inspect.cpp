@@ -5,9 +5,11 @@
 #include <map>
 #include <set>
 #include <tuple>
+#include <variant>
 
 #include "cli/cluster_namespaces.h"
 #include "cli/live_inspect_internal.h"
+#include "cli/trainer_runtimes.h"
 #include "definitions/pod_attribution.h"
 #include "definitions/workload.h"
 #include "json/json_document.h"
@@ -73,6 +75,9 @@ struct Cluster {
   std::map<std::string, TenantDecision> tenants;  // by namespace
   // The object whose owner chain owner_walk() is climbing ("Pod \"p\" in namespace ns"), for its notes.
   std::string climbing;
+  // The runtimes TrainJobs leave their node count to, each read once; cli/trainer_runtimes decides what
+  // counts, as for `inspect -f`.
+  TrainerRuntimes runtimes{[this](const TrainerRuntimeRef& ref) { return read_runtime(ref); }};
 
   explicit Cluster(const LiveOptions& options) : client(connect(options)) {
     namespace_name = !options.namespace_name.empty()               ? options.namespace_name
@@ -147,6 +152,25 @@ struct Cluster {
         return std::nullopt;
       }
     });
+  }
+
+  // A runtime of Kubeflow Trainer, or why it could not be read: the status code and the server's words,
+  // bounded and escaped (escaping them again where the note is printed leaves them as they are).
+  std::variant<json, std::string> read_runtime(const TrainerRuntimeRef& ref) {
+    const std::size_t slash = ref.api_version.find('/');
+    const std::string group = ref.api_version.substr(0, slash);
+    const std::string version = slash == std::string::npos ? "" : ref.api_version.substr(slash + 1);
+    try {
+      auto resource = discovery.resolve(group, version, ref.kind);
+      if (!resource) return "the cluster does not serve " + ref.kind + " of " + bounded_text(ref.api_version, 64);
+      return client.get(resource->object_path(ref.namespace_name, ref.name));
+    } catch (const kube::ApiError& e) {
+      if (e.status() == 0) return "no answer: " + bounded_text(e.message(), 256);
+      std::string why = "HTTP " + std::to_string(e.status());
+      if (!e.reason().empty()) why += " " + bounded_text(e.reason(), 64);
+      if (!e.message().empty()) why += ": " + bounded_text(e.message(), 256);  // an RBAC denial is whole
+      return why;
+    }
   }
 
   // Names `object` in the notes of the owner walk that follows.
@@ -272,7 +296,11 @@ int inspect_live(const LiveOptions& options, std::ostream& out, std::ostream& er
     return 1;
   }
   const TenantDecision& tenant = cluster.tenant(ns, false);
-  json view = describe_live_workload(object, *definition, origin_of(definition->definition()), owned, cluster.gpu_names(tenant));
+  // A TrainJob that leaves its node count to its runtime is counted with the runtime's nodes.
+  const auto with_runtime = cluster.runtimes.with_runtime_nodes(object);
+  json view = describe_live_workload(with_runtime ? with_runtime->first : object, *definition,
+                                     origin_of(definition->definition()), owned, cluster.gpu_names(tenant));
+  if (with_runtime) view["notes"].push_back(with_runtime->second);
   if (auto field = tenant.choice.json_field(cluster.state->policy)) {
     view["tenant"] = std::move(*field);
     view["exempt"] = tenant.choice.exempt();
@@ -300,9 +328,14 @@ int list_live(const LiveOptions& options, std::ostream& out, std::ostream& err) 
     const GroupVersionKind& kind = definition.root_kind();
     cluster.climb_from(object);
     if (walk.nested(object, covered)) return;
+    const auto with_runtime = cluster.runtimes.with_runtime_nodes(object);
+    if (with_runtime) {
+      cluster.notes.push_back(kind.kind + " " + metadata_string(object, "namespace") + "/" +
+                              metadata_string(object, "name") + ": " + with_runtime->second);
+    }
     std::optional<JsonDocument> document;
     try {
-      document.emplace(JsonDocument::from(object));
+      document.emplace(JsonDocument::from(with_runtime ? with_runtime->first : object));
     } catch (const JsonParseError& e) {
       if (!e.too_deep()) throw;
       const std::string name = metadata_string(object, "namespace").empty()

@@ -275,6 +275,14 @@ std::vector<SourceDocument> read_documents(const std::filesystem::path& file, bo
   return parse_documents(read_text_file(file), file.string(), keep_marks);
 }
 
+std::vector<SourceDocument> read_all_documents(const std::vector<std::string>& files) {
+  std::vector<SourceDocument> documents;
+  for (const auto& file : files) {
+    for (auto& document : read_documents(file)) documents.push_back(std::move(document));
+  }
+  return documents;
+}
+
 std::vector<std::string> expand_manifest_paths(const std::vector<std::string>& names) {
   std::vector<std::string> files;
   for (const auto& name : names) {

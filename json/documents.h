@@ -56,6 +56,9 @@ std::vector<SourceDocument> parse_documents(std::string_view text, const std::st
 // Reads a file and parses it as parse_documents does. Throws InputError naming the file.
 std::vector<SourceDocument> read_documents(const std::filesystem::path& file, bool keep_marks = false);
 
+// The documents of each file in turn, as read_documents reads them: each named by its file and place.
+std::vector<SourceDocument> read_all_documents(const std::vector<std::string>& files);
+
 // The files named, a directory standing for its *.yaml, *.yml and *.json files in name order.
 std::vector<std::string> expand_manifest_paths(const std::vector<std::string>& names);
 

@@ -7,6 +7,8 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "support/test_support.h"
 #include "validate/crd_schema_set.h"
@@ -226,6 +228,62 @@ TEST_CASE("inspect -f of a TrainJob and the runtime it names counts the runtime'
   std::ofstream(dir.path / "alone.yaml") << trainjob.dump() << "\n";
   const test::CliRun alone = test::run_cli({"karta-webhook", "inspect", "-f", (dir.path / "alone.yaml").string(), "-o", "json"});
   CHECK(pods_of(json::parse(alone.out)[0]) == 1);
+}
+
+TEST_CASE("-f may be given more than once: the files are read in order, and a runtime in one counts for a TrainJob in another") {
+  // kubectl's `-f trainjob.yaml -f runtime.yaml`: before, CLI11 refused a second -f ("At Most 1 required but
+  // received 2"). The upstream example's TrainJob without numNodes, and its runtime with 4 nodes.
+  json trainjob = test::document(test::source_dir() / "tests/corpus/samples/trainjob-2.yaml");
+  trainjob["spec"]["trainer"].erase("numNodes");
+  json runtime = test::document(test::source_dir() / "tests/corpus/runtimes/trainingruntime-1.yaml");
+  runtime["spec"]["mlPolicy"]["numNodes"] = 4;
+  test::TempDir dir;
+  const std::string trainjob_file = (dir.path / "trainjob.yaml").string(), runtime_file = (dir.path / "runtime.yaml").string();
+  std::ofstream(trainjob_file) << trainjob.dump() << "\n";
+  std::ofstream(runtime_file) << runtime.dump() << "\n";
+
+  const test::CliRun inspected = test::run_cli({"karta-webhook", "inspect", "-f", trainjob_file, "-f", runtime_file});
+  CHECK(inspected.code == 0);
+  CHECK(inspected.err == "");
+  CHECK(inspected.out ==
+        "TrainJob multi-step-example (trainer.kubeflow.org/v1alpha1)  state: Undefined\n"
+        "statuses: Undefined  suspended: no\n"
+        "└── node (jobset.x-k8s.io/v1alpha2 JobSet)\n"
+        "    └── node 4 replicas 0 GPU\n"
+        "\n"
+        "ROLE   COMPONENT  REPLICAS  GPU/POD  GPU  CPU  MEMORY\n"
+        "node   node       4         0        0    16   32Gi\n"
+        "total             4                  0    16   32Gi\n"
+        "note: numNodes 4 from TrainingRuntime torch-with-dataset-init (.spec.mlPolicy.numNodes): the TrainJob gives none\n"
+        "\n"
+        "# " + runtime_file + "#0: trainer.kubeflow.org/v1alpha1 TrainingRuntime torch-with-dataset-init: a runtime of "
+        "Kubeflow Trainer: it runs no pods itself, the TrainJobs that name it do\n"
+        "\n");
+  // In JSON, each report names the file and document it came from, in the order the files were given.
+  const test::CliRun as_json =
+      test::run_cli({"karta-webhook", "inspect", "-f", runtime_file, "--filename", trainjob_file, "-o", "json"});
+  CHECK(as_json.code == 0);
+  const json reports = json::parse(as_json.out);
+  REQUIRE(reports.size() == 2);
+  CHECK(reports[0]["source"] == runtime_file + "#0");
+  CHECK(reports[0]["covered"] == false);
+  CHECK(reports[1]["source"] == trainjob_file + "#0");
+  CHECK(reports[1]["totals"]["pods"] == 4);
+
+  // mutate reads both files too, each header naming its file and document.
+  const std::string jobset_file = (test::source_dir() / "examples/jobset-demo.yaml").string();
+  const test::CliRun mutated = test::run_cli({"karta-webhook", "mutate", "-f", runtime_file, "-f", jobset_file, "--policy",
+                                              (test::source_dir() / "examples/policy.yaml").string()});
+  CHECK(mutated.code == 0);
+  std::vector<std::string> headers;
+  std::istringstream lines(mutated.out);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.starts_with("# ")) headers.push_back(line);
+  }
+  CHECK(headers == std::vector<std::string>{
+                       "# " + runtime_file + "#0: trainer.kubeflow.org/v1alpha1 TrainingRuntime "
+                       "torch-with-dataset-init: not mutated (no-definition)",
+                       "# " + jobset_file + "#0: jobset.x-k8s.io/v1alpha2 JobSet research/demo: 9 patch operations"});
 }
 
 }  // namespace unit_offline_answers
