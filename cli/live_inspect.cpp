@@ -170,6 +170,8 @@ struct Cluster {
       if (!e.reason().empty()) why += " " + bounded_text(e.reason(), 64);
       if (!e.message().empty()) why += ": " + bounded_text(e.message(), 256);  // an RBAC denial is whole
       return why;
+    } catch (const std::exception& e) {  // credentials that cannot be read, ...: this TrainJob only
+      return bounded_text(e.what(), 256);
     }
   }
 

@@ -1,6 +1,8 @@
 #include "cli/trainer_runtimes.h"
 
 #include "json/json_document.h"
+#include "k8s/name_syntax.h"
+#include "k8s/terminal_text.h"
 #include "kube/json_fields.h"
 
 namespace karta {
@@ -16,7 +18,7 @@ bool is_trainer_kind(const json& object, const char* kind) {
 }  // namespace
 
 std::string TrainerRuntimeRef::describe() const {
-  return kind + " \"" + name + "\"" + (namespace_name.empty() ? "" : " in namespace " + namespace_name);
+  return kind + " \"" + bounded_text(name, 253) + "\"" + (namespace_name.empty() ? "" : " in namespace " + namespace_name);
 }
 
 bool TrainerRuntimes::is_runtime(const json& object) {
@@ -60,7 +62,11 @@ std::optional<std::pair<json, std::string>> TrainerRuntimes::with_runtime_nodes(
   auto known = runtimes_.find(key);
   if (known == runtimes_.end()) {
     if (!lookup_) return std::nullopt;
-    known = runtimes_.emplace(key, lookup_(*ref)).first;
+    // A name the API server would refuse is not asked for: in a path it could name another object.
+    const std::string invalid = dns_subdomain_error(ref->name);
+    known = runtimes_.emplace(key, invalid.empty() ? lookup_(*ref)
+                                                   : std::variant<json, std::string>("its name is not an object name: " +
+                                                                                     invalid)).first;
   }
   // Escaped where they are printed (print_notes, render_inspection, render_live_workload), exact in JSON.
   if (const std::string* why = std::get_if<std::string>(&known->second)) {

@@ -17,6 +17,7 @@
 #include "cli/live_inspect.h"
 #include "support/demo_cluster.h"
 #include "support/fake_api_server.h"
+#include "k8s/name_syntax.h"
 #include "support/test_support.h"
 
 namespace unit_live_trainjob {  // this file's names, apart from other tests' in a unity build
@@ -229,6 +230,27 @@ TEST_CASE("a runtime that cannot be read leaves the TrainJob counted as it is, w
                                    "note: " + unread("HTTP 500 InternalError: ^[]0;owned\\a" + std::string(246, 'x') +
                                                      "... (1010 bytes)") + "\n"));
   }
+}
+
+TEST_CASE("a runtime name the API server would refuse is not asked for: a path in it names no other object") {
+  json job = trainjob();
+  job["spec"]["runtimeRef"]["name"] = "../../../../api/v1/namespaces/research/secrets/token";
+  Cluster cluster({job}, {runtime()}, {});
+  const test::CliRun run = inspect(cluster.options("trainjob/multi-step-example"));
+  CHECK(run.code == 0);
+  CHECK(run.err == "");
+  CHECK(run.out == described("1", kOneNode,
+                             "note: TrainingRuntime \"../../../../api/v1/namespaces/research/secrets/token\" in "
+                             "namespace research, which the TrainJob leaves its numNodes to, could not be read (its name "
+                             "is not an object name: " + karta::dns_subdomain_error(job["spec"]["runtimeRef"]["name"]) +
+                             "): the TrainJob is counted as it is\n"));
+  for (const std::string& target : cluster.server.targets()) CHECK(target.find("secrets") == std::string::npos);
+  job["spec"]["runtimeRef"]["name"] = "";  // before: a GET of the whole collection, counted as one node
+  Cluster empty({job}, {runtime()}, {});
+  const test::CliRun unnamed = inspect(empty.options("trainjob/multi-step-example"));
+  CHECK(unnamed.out.find("TrainingRuntime \"\" in namespace research, which the TrainJob leaves its numNodes to, could "
+                         "not be read (its name is not an object name: ") != std::string::npos);
+  for (const std::string& target : empty.server.targets()) CHECK(target.find("trainingruntimes") == std::string::npos);
 }
 
 TEST_CASE("list counts each TrainJob with its runtime's nodes, reading each runtime once") {
