@@ -73,6 +73,7 @@ class Drafter {
     for (PodPlace& place : found.places) undeclared_metadata(place);
     components_ = name_components(found.places, root_name_);
     gang_size_ = gang_size_field(found);
+    groups_ = found.groups;
     header(found);
     y_.line(0, "apiVersion: run.ai/v1alpha1");
     y_.line(0, "kind: Karta");
@@ -303,7 +304,7 @@ class Drafter {
       draft_fragmented(y_, component);
     }
     instance_ids(component);
-    draft_scale(y_, component, components_, schema_);
+    draft_scale(y_, component, components_, groups_, schema_);
   }
 
   // The nearest object, from the pod spec up to its list element, that holds `labels` and `annotations`:
@@ -443,6 +444,7 @@ class Drafter {
   std::string group_, kind_, crd_name_, root_name_;
   std::vector<DraftComponent> components_;
   std::string gang_size_;  // the path of the gang size field, "" when none
+  std::vector<SchemaSteps> groups_;  // PodPlaces::groups: pods spelt out again in a list of a place
   std::map<std::string, std::string> metadata_owners_;
   std::set<std::string> pruned_;  // pod templates whose metadata the schema does not declare
   Yaml y_;

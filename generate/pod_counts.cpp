@@ -109,10 +109,29 @@ std::string dynamic_count(const json& schema, const SchemaSteps& steps, const st
   return "";
 }
 
+// The count of a place whose own list of groups, when not empty, runs instead of it (Milvus's
+// `components.proxy.groups[]`, each group with its `replicas`); "" when it has no such list.
+std::string group_count(const SchemaSteps& steps, const std::vector<SchemaSteps>& groups, const std::string& count,
+                        std::vector<std::string>& comments) {
+  for (const SchemaSteps& group : groups) {
+    if (group.size() != steps.size() + 2 || group[steps.size() - 1].node != steps.back().node ||
+        group[steps.size()].kind != SchemaStep::Kind::Field || group.back().kind != SchemaStep::Kind::Items ||
+        !is_integer(property(*group.back().node, "replicas")))
+      continue;
+    const std::string list = jq_path(group, steps.size() + 1);
+    const std::string own = count.empty() ? "1" : count + " // 1";
+    comments.push_back(code(list + "[]") + " are groups of these pods, which run instead of them when there are any, "
+                       "each `replicas` times (1 when absent)");
+    return "if (" + list + " // [] | length) > 0 then ([" + list + "[] | .replicas // 1 | tonumber] | add) else " + own +
+           " end";
+  }
+  return "";
+}
+
 }  // namespace
 
 void draft_scale(Yaml& out, const DraftComponent& component, const std::vector<DraftComponent>& all,
-                 const json& schema) {
+                 const std::vector<SchemaSteps>& groups, const json& schema) {
   const PodPlace& place = *component.place;
   if (invoked_templates(place, schema)) return draft_invocations(out, component);
   const SchemaSteps& steps = place.steps;
@@ -149,7 +168,8 @@ void draft_scale(Yaml& out, const DraftComponent& component, const std::vector<D
     comments.push_back(code(absolute(k2, min)) + " is the least number of pods, which run at admission; 1 when absent");
     count = path(k2, min);
   }
-  const std::string dynamic = c == kNone && !count.empty() ? dynamic_count(schema, steps, count, comments) : "";
+  std::string dynamic = c == kNone && !count.empty() ? dynamic_count(schema, steps, count, comments) : "";
+  if (dynamic.empty() && c == kNone) dynamic = group_count(steps, groups, count, comments);
   for (std::size_t k = lowest; k <= highest; ++k) {
     for (const char* field : {"parallelism", "numOfHosts"}) {
       if (!is_integer(property(*steps[k - 1].node, field))) continue;
@@ -231,16 +251,17 @@ void draft_scale(Yaml& out, const DraftComponent& component, const std::vector<D
     bounds.push_back("# " + code(absolute(k, field)) + " is an integer beside the pod: a scale bound");
     bounds.push_back(field + "Path: " + scalar((base.empty() ? "" : base + " | ") + path(k, field)));
   }
-  if (count.empty() && factors.empty() && bounds.empty()) return;
+  const bool counts = !count.empty() || !dynamic.empty();
+  if (!counts && factors.empty() && bounds.empty()) return;
   out.line(8, "scaleDefinition:");
   for (const auto& text : comments) out.comment(10, text);
-  if (!count.empty() || !factors.empty()) {
+  if (counts || !factors.empty()) {
     std::string product;
     const std::string counted = dynamic.empty() ? count + " // 1" : dynamic;
     if (factors.empty()) {
       product = counted;
     } else {
-      if (!count.empty()) product = "(" + counted + " | tonumber)";
+      if (counts) product = "(" + counted + " | tonumber)";
       for (const auto& factor : factors) product += (product.empty() ? "" : " * ") + factor;
     }
     out.line(10, "replicasPath: " + scalar(bindings + (base.empty() ? "" : base + " | ") + per_item + product));

@@ -19,7 +19,9 @@
 namespace karta {
 
 // Written at the component's indentation; nothing when the schema holds no count (one pod).
+// `groups` are PodPlaces::groups: a place with a list of them among its own fields runs the groups' replicas
+// instead of its own when the list is not empty (Milvus's `components.proxy.groups[]`).
 void draft_scale(draft_yaml::Yaml& out, const DraftComponent& component, const std::vector<DraftComponent>& all,
-                 const nlohmann::json& schema);
+                 const std::vector<SchemaSteps>& groups, const nlohmann::json& schema);
 
 }  // namespace karta

@@ -8,6 +8,8 @@
 
 #include <doctest/doctest.h>
 
+#include <map>
+
 #include <string>
 
 #include "generate/karta_draft.h"
@@ -434,6 +436,19 @@ TEST_CASE("the NIMService draft counts a multi-node replica's pipeline stages, a
   const json scale = structure(karta::draft_karta(crd("nimservice.yaml")))["childComponents"][0]["scaleDefinition"];
   CHECK(scale == json{{"replicasPath", "(.spec.replicas // 1 | tonumber) * (if .spec.multiNode then "
                                        ".spec.multiNode.parallelism.pipeline // 1 else 1 end | tonumber)"}});
+}
+
+TEST_CASE("the Milvus draft counts a component's groups instead of it when it has any") {
+  // Before: the component's own replicas (4 pods where the catalog counts 12 on milvus-3.yaml).
+  const json children = structure(karta::draft_karta(crd("milvus.yaml")))["childComponents"];
+  std::map<std::string, json> scales;
+  for (const json& child : children) scales[child["name"].get<std::string>()] = child["scaleDefinition"]["replicasPath"];
+  CHECK(scales["proxy"] == "if (.spec.components.proxy.groups // [] | length) > 0 then ([.spec.components.proxy.groups[] "
+                           "| .replicas // 1 | tonumber] | add) else .spec.components.proxy.replicas // 1 end");
+  CHECK(scales["mixcoord"] == ".spec.components.mixCoord.replicas // 1");  // no groups of its own
+  std::size_t grouped = 0;
+  for (const auto& [name, path] : scales) grouped += path.get<std::string>().starts_with("if (");
+  CHECK(grouped == 4);  // dataNode, proxy, queryNode, streamingNode
 }
 
 }  // namespace unit_generate_frameworks

@@ -78,26 +78,6 @@ const std::map<std::string, std::string>& not_compared() {
   return kinds;
 }
 
-struct KnownDifference {
-  std::string why;
-  std::string builtin, drafted;  // counted() of each
-};
-
-// Each difference, by sample and document, with what the catalog knows that the schema does not say.
-const std::map<std::string, KnownDifference>& known_differences() {
-  static const std::map<std::string, KnownDifference> differences = {
-      // Milvus: in cluster mode the operator runs a component's `groups[]` instead of the component (each
-      // with its replicas), and in standalone mode none of them; the schema says neither.
-      {"milvus-3.yaml#0",
-       {"Milvus: a component's groups replace its pods, and `.spec.mode` turns components off",
-        "Fragmented /spec/components/dataNode\nFragmented /spec/components/proxy\n"
-        "Fragmented /spec/components/queryNode\nFragmented /spec/components/streamingNode\npods 12, gpus 0, gang 12\n",
-        "Fragmented /spec/components/dataNode\nFragmented /spec/components/proxy\n"
-        "Fragmented /spec/components/queryNode\nFragmented /spec/components/streamingNode\npods 4, gpus 0, gang 4\n"}},
-  };
-  return differences;
-}
-
 }  // namespace
 
 TEST_CASE("a CRD with no pod place, NIMCache's, gets a skeleton that says where its pods are unknown") {
@@ -123,7 +103,7 @@ TEST_CASE("a CRD with no pod place, NIMCache's, gets a skeleton that says where 
 TEST_CASE("the Karta drafted from each corpus CRD locates and counts on every sample what the built-in catalog does") {
   const fs::path corpus = *test::corpus_dir();  // fails, never skips, when the corpus is missing
   std::map<std::string, std::size_t> compared;  // by CRD file
-  std::set<std::string> differences_seen, excepted_seen;
+  std::set<std::string> excepted_seen;
   std::size_t samples = 0, same_places = 0, same = 0;
   for (const auto& crd_file : fs::directory_iterator(corpus / "crds")) {
     const json crd = test::document(crd_file.path());
@@ -158,24 +138,16 @@ TEST_CASE("the Karta drafted from each corpus CRD locates and counts on every sa
         ++samples;
         same_places += expected.substr(0, expected.rfind("pods ")) == drafted.substr(0, drafted.rfind("pods "));
         same += expected == drafted;
-        auto known = known_differences().find(where);
-        if (known == known_differences().end()) {
-          CHECK(drafted == expected);
-        } else {
-          differences_seen.insert(where);
-          CAPTURE(known->second.why);
-          CHECK(expected == known->second.builtin);
-          CHECK(drafted == known->second.drafted);
-        }
+        CHECK(drafted == expected);
       }
     }
   }
   // The figures: on main 09d93d2 (before issue 61), 64 of 68 located alike and 52 counted alike; on
   // 5133fc6, 66 and 62 (DynamoGraphDeployment v1alpha1's services, NIMService's multi-node pods, PodCliqueSet's
-  // scaling groups, SparkApplication's dynamic allocation).
+  // scaling groups, SparkApplication's dynamic allocation, Milvus's groups).
   CHECK(samples == 68);
   CHECK(same_places == 68);
-  CHECK(same == 67);  // the one known difference
+  CHECK(same == 68);
   // Every corpus CRD, with the number of sample objects of its kind (and of its versions).
   const std::map<std::string, std::size_t> expected_counts = {{"argo-workflow.yaml", 3},
                                                               {"dynamographdeployment.yaml", 3},
@@ -207,7 +179,6 @@ TEST_CASE("the Karta drafted from each corpus CRD locates and counts on every sa
   std::set<std::string> excepted;
   for (const auto& [kind, why] : not_compared()) excepted.insert(kind);
   CHECK(excepted_seen == excepted);  // every exception is one the corpus has
-  CHECK(differences_seen.size() == known_differences().size());
 }
 
 TEST_CASE("every Karta drafted from a corpus CRD, for each served version, passes validate against the corpus CRDs") {
