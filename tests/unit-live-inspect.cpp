@@ -29,6 +29,10 @@
 
 namespace unit_live_inspect {  // this file's names, apart from other tests' in a unity build
 
+using karta::test::demo_cluster::inspect;
+using karta::test::demo_cluster::list;
+using karta::test::demo_cluster::twenty_seconds_later;
+
 using karta::json;
 namespace test = karta::test;
 
@@ -44,13 +48,6 @@ using test::demo_cluster::jobset_pod;
 using test::demo_cluster::jobsets;
 using test::demo_cluster::kCreated;
 using test::demo_cluster::pods;
-
-// The tests' now: 20 s after kCreated.
-std::chrono::system_clock::time_point twenty_seconds_later() {
-  std::tm tm{};
-  tm.tm_year = 126, tm.tm_mon = 11, tm.tm_mday = 2, tm.tm_hour = 1, tm.tm_min = 0, tm.tm_sec = 20;
-  return std::chrono::system_clock::from_time_t(timegm(&tm));
-}
 
 // An API server with pods, Jobs and JobSets, and a kubeconfig for it.
 struct Cluster {
@@ -75,18 +72,6 @@ struct Cluster {
 };
 
 using Run = karta::test::CliRun;
-
-Run inspect(const karta::LiveOptions& options) {
-  std::ostringstream out, err;
-  int code = karta::inspect_live(options, out, err);
-  return {code, out.str(), err.str()};
-}
-
-Run list(const karta::LiveOptions& options) {
-  std::ostringstream out, err;
-  int code = karta::list_live(options, out, err);
-  return {code, out.str(), err.str()};
-}
 
 // The end of the seed's `kli describe` output: the demo's phase and requests, whatever its pods do.
 const std::string kDemoPhaseAndResources = R"(

@@ -19,6 +19,10 @@
 
 namespace unit_live_tenants {  // this file's names, apart from other tests' in a unity build
 
+using karta::test::demo_cluster::inspect;
+using karta::test::demo_cluster::list;
+using karta::test::demo_cluster::twenty_seconds_later;
+
 using karta::json;
 namespace test = karta::test;
 
@@ -86,18 +90,6 @@ struct Cluster {
     return asked;
   }
 };
-
-test::CliRun inspect(const karta::LiveOptions& options) {
-  std::ostringstream out, err;
-  int code = karta::inspect_live(options, out, err);
-  return {code, out.str(), err.str()};
-}
-
-test::CliRun list(const karta::LiveOptions& options) {
-  std::ostringstream out, err;
-  int code = karta::list_live(options, out, err);
-  return {code, out.str(), err.str()};
-}
 
 std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
 

@@ -22,6 +22,10 @@
 
 namespace unit_live_trainjob {  // this file's names, apart from other tests' in a unity build
 
+using karta::test::demo_cluster::inspect;
+using karta::test::demo_cluster::list;
+using karta::test::demo_cluster::twenty_seconds_later;
+
 using karta::json;
 namespace test = karta::test;
 
@@ -71,13 +75,6 @@ json cluster_runtime() {
   return object;
 }
 
-// The tests' now: 20 s after kCreated.
-std::chrono::system_clock::time_point twenty_seconds_later() {
-  std::tm tm{};
-  tm.tm_year = 126, tm.tm_mon = 11, tm.tm_mday = 2, tm.tm_hour = 1, tm.tm_min = 0, tm.tm_sec = 20;
-  return std::chrono::system_clock::from_time_t(timegm(&tm));
-}
-
 // An API server serving pods (none), TrainJobs and both kinds of runtime, and a kubeconfig for it.
 struct Cluster {
   test::TempDir dir;
@@ -101,18 +98,6 @@ struct Cluster {
     return o;
   }
 };
-
-test::CliRun inspect(const karta::LiveOptions& options) {
-  std::ostringstream out, err;
-  int code = karta::inspect_live(options, out, err);
-  return {code, out.str(), err.str()};
-}
-
-test::CliRun list(const karta::LiveOptions& options) {
-  std::ostringstream out, err;
-  int code = karta::list_live(options, out, err);
-  return {code, out.str(), err.str()};
-}
 
 // `inspect trainjob/multi-step-example` (no pods yet) with `table` (its resources table, lines of five
 // columns) and its notes.

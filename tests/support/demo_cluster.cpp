@@ -1,8 +1,29 @@
 #include "support/demo_cluster.h"
 
+#include <ctime>
+#include <sstream>
+
 #include "support/test_support.h"
 
 namespace karta::test::demo_cluster {
+
+std::chrono::system_clock::time_point twenty_seconds_later() {
+  std::tm tm{};
+  tm.tm_year = 126, tm.tm_mon = 11, tm.tm_mday = 2, tm.tm_hour = 1, tm.tm_min = 0, tm.tm_sec = 20;
+  return std::chrono::system_clock::from_time_t(timegm(&tm));
+}
+
+CliRun inspect(const LiveOptions& options) {
+  std::ostringstream out, err;
+  int code = inspect_live(options, out, err);
+  return {code, out.str(), err.str()};
+}
+
+CliRun list(const LiveOptions& options) {
+  std::ostringstream out, err;
+  int code = list_live(options, out, err);
+  return {code, out.str(), err.str()};
+}
 
 FakeResource pods() {
   return {.group = "", .version = "v1", .kind = "Pod", .plural = "pods", .singular = "pod", .short_names = {"po"},

@@ -5,19 +5,28 @@
 // namespace research. unit-live-inspect builds its cluster from these pieces; the tests of how the live
 // commands reach a cluster (exec credential plugins, proxies, the kubectl plugin) serve the demo whole.
 
+#include <chrono>
 #include <filesystem>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "cli/live_inspect.h"
 #include "support/fake_api_server.h"
+#include "support/test_support.h"
 
 namespace karta::test::demo_cluster {
 
 using json = nlohmann::json;
 
 inline constexpr const char* kCreated = "2026-12-02T01:00:00Z";  // every object's creationTimestamp
+// The live tests' now: 20 s after kCreated.
+std::chrono::system_clock::time_point twenty_seconds_later();
+
+// `inspect` and `list` of a cluster, run in-process: exit code, output and errors.
+CliRun inspect(const LiveOptions& options);
+CliRun list(const LiveOptions& options);
 
 FakeResource pods();
 FakeResource jobs();
