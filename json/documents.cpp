@@ -230,12 +230,12 @@ std::vector<SourceDocument> parse_documents(std::string_view text, const std::st
           value["items"].is_array()) {
         std::size_t index = 0;
         for (auto& item : value["items"]) {
-          documents.push_back({source_name + "#" + std::to_string(index), index, std::move(item)});
+          documents.push_back({source_name + "#" + std::to_string(index), index, std::move(item), nullptr});
           ++index;
         }
         return documents;
       }
-      documents.push_back({source_name + "#0", 0, std::move(value)});
+      documents.push_back({source_name + "#0", 0, std::move(value), nullptr});
       return documents;
     }
     // Not valid JSON: fall through to YAML, which reports the position of the fault.
