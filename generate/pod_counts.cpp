@@ -230,8 +230,7 @@ void draft_scale(Yaml& out, const DraftComponent& component, const std::vector<D
     const std::string list = steps[c - 1].name;
     const std::string names = (list.ends_with("s") ? list.substr(0, list.size() - 1) : list) + "Names";
     for (const std::string& field : crd_schema_nodes::property_names(holder)) {
-      const json* groups = property(holder, field);
-      const json* group = crd_schema_nodes::member(*groups, "items");
+      const json* group = crd_schema_nodes::member(*property(holder, field), "items");
       if (property(*steps[c].node, "name") == nullptr || group == nullptr || !group->is_object() ||
           !is_integer(property(*group, "replicas")) || property(*group, names) == nullptr)
         continue;
