@@ -106,11 +106,11 @@ class Finder {
   void walk(const json& node, SchemaSteps& steps) {
     if (steps.size() > kMaxDepth || !node.is_object() || visits_++ >= kMaxVisits) return;
     if (!steps.empty()) {
-      if (is_pod_template(node)) return found.places.push_back({PodShape::PodTemplateSpec, steps, {}});
-      if (is_pod_spec(node)) return found.places.push_back({PodShape::PodSpec, steps, {}});
+      if (is_pod_template(node)) return found.places.push_back({PodShape::PodTemplateSpec, steps, {}, ""});
+      if (is_pod_spec(node)) return found.places.push_back({PodShape::PodSpec, steps, {}, ""});
       if (auto containers = container_fields(node); !containers.empty())
-        return found.places.push_back({PodShape::Fragmented, steps, std::move(containers)});
-      if (is_node_fragment(node)) return found.places.push_back({PodShape::Fragmented, steps, {}});
+        return found.places.push_back({PodShape::Fragmented, steps, std::move(containers), ""});
+      if (is_node_fragment(node)) return found.places.push_back({PodShape::Fragmented, steps, {}, ""});
       if (auto overlay = overlaid_pod_spec(node); !overlay.empty())
         return found.places.push_back({PodShape::Fragmented, steps, {}, std::move(overlay)});
     }
@@ -153,7 +153,7 @@ class Finder {
     if (below == found.places.end() || std::all_of(below, found.places.end(), is_group)) {
       for (auto it = below; it != found.places.end(); ++it) found.groups.push_back(it->steps);
       found.places.erase(below, found.places.end());
-      found.places.push_back({PodShape::Fragmented, steps, {}});
+      found.places.push_back({PodShape::Fragmented, steps, {}, ""});
     } else {
       found.shared.push_back(steps);
     }
