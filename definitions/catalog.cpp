@@ -38,13 +38,19 @@ void Catalog::add_equivalent(const GroupVersionKind& served, const GroupVersionK
 
 void Catalog::remove_equivalent(const GroupVersionKind& served) { equivalents_.erase(lookup_key(served)); }
 
-Catalog::Entry Catalog::find_entry(const GroupVersionKind& kind) const {
+// The definition of `kind`, else of the version `kind` is equivalent to: one lookup path for every find.
+Catalog::ByKind::const_iterator Catalog::locate(const GroupVersionKind& kind) const {
   auto it = by_kind_.find(lookup_key(kind));
   if (it == by_kind_.end() && !equivalents_.empty()) {
     if (auto equivalent = equivalents_.find(lookup_key(kind)); equivalent != equivalents_.end()) {
       it = by_kind_.find(equivalent->second);
     }
   }
+  return it;
+}
+
+Catalog::Entry Catalog::find_entry(const GroupVersionKind& kind) const {
+  auto it = locate(kind);
   return it == by_kind_.end() ? Entry{} : Entry{&it->first, it->second.get()};
 }
 
@@ -53,12 +59,7 @@ const CompiledDefinition* Catalog::find(const GroupVersionKind& kind) const { re
 const std::string* Catalog::find_key(const GroupVersionKind& kind) const { return find_entry(kind).key; }
 
 std::shared_ptr<const CompiledDefinition> Catalog::find_shared(const GroupVersionKind& kind) const {
-  auto it = by_kind_.find(lookup_key(kind));
-  if (it == by_kind_.end()) {
-    if (auto equivalent = equivalents_.find(lookup_key(kind)); equivalent != equivalents_.end()) {
-      it = by_kind_.find(equivalent->second);
-    }
-  }
+  auto it = locate(kind);
   return it == by_kind_.end() ? nullptr : it->second;
 }
 

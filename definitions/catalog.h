@@ -48,7 +48,9 @@ class Catalog {
  private:
   // "group/version/kind", written into a per-thread buffer (valid until the thread's next call).
   static const std::string& lookup_key(const GroupVersionKind& kind);
-  std::unordered_map<std::string, std::shared_ptr<const CompiledDefinition>> by_kind_;
+  using ByKind = std::unordered_map<std::string, std::shared_ptr<const CompiledDefinition>>;
+  ByKind::const_iterator locate(const GroupVersionKind& kind) const;
+  ByKind by_kind_;
   std::unordered_map<std::string, std::string> equivalents_;  // served "group/version/kind" -> defined one
 };
 
