@@ -157,11 +157,9 @@ struct Cluster {
   // A runtime of Kubeflow Trainer, or why it could not be read: the status code and the server's words,
   // bounded and escaped (escaping them again where the note is printed leaves them as they are).
   std::variant<json, std::string> read_runtime(const TrainerRuntimeRef& ref) {
-    const std::size_t slash = ref.api_version.find('/');
-    const std::string group = ref.api_version.substr(0, slash);
-    const std::string version = slash == std::string::npos ? "" : ref.api_version.substr(slash + 1);
+    const GroupVersionKind kind = GroupVersionKind::from_api_version(ref.api_version, ref.kind);
     try {
-      auto resource = discovery.resolve(group, version, ref.kind);
+      auto resource = discovery.resolve(kind.group, kind.version, kind.kind);
       if (!resource) return "the cluster does not serve " + ref.kind + " of " + bounded_text(ref.api_version, 64);
       return client.get(resource->object_path(ref.namespace_name, ref.name));
     } catch (const kube::ApiError& e) {
